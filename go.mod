@@ -1,0 +1,10 @@
+module agentknock.dev/agentknock
+
+go 1.26.0
+
+require (
+	github.com/cloudflare/circl v1.6.5
+	github.com/coder/websocket v1.8.15
+	golang.org/x/crypto v0.59.0
+	golang.org/x/sys v0.50.0
+)
