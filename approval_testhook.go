@@ -1,0 +1,69 @@
+//go:build agentknock_testapproval
+
+// A test-only approval, compiled only with the agentknock_testapproval build
+// tag that release builds never set: the launch path's tests stand in for
+// the device through files in $AGENTKNOCK_TEST_APPROVAL. The launcher writes
+// request.json, then waits for response.json; while it waits, a test can
+// change files and send signals exactly as during a real approval.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+type testApprovalResponse struct {
+	Deny    string                       `json:"deny"`
+	Secrets map[string]map[string]string `json:"secrets"`
+}
+
+func requestApproval(home string, req *launchRequest, watch *signalWatch, out *output) (*launchApproval, error) {
+	dir := os.Getenv("AGENTKNOCK_TEST_APPROVAL")
+	if dir == "" {
+		return nil, errors.New("test approval build: AGENTKNOCK_TEST_APPROVAL is not set")
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(dir, "request.json.tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "request.json")); err != nil {
+		return nil, err
+	}
+	out.status("Waiting for approval (test approval in %s)", dir)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case sig := <-watch.ch:
+			return nil, &interrupted{sig: toSignal(sig)}
+		case <-tick.C:
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "response.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var resp testApprovalResponse
+		if err := json.Unmarshal(data, &resp); err != nil {
+			return nil, fmt.Errorf("test approval: %v", err)
+		}
+		if resp.Deny != "" {
+			return nil, fmt.Errorf("the request was denied: %s", resp.Deny)
+		}
+		a := &launchApproval{}
+		for _, name := range req.Secrets {
+			a.Secrets = append(a.Secrets, deliveredSecret{Name: name, Vars: resp.Secrets[name]})
+		}
+		return a, nil
+	}
+}

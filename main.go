@@ -1,0 +1,111 @@
+// agentknock runs one command with secrets that a paired device approves:
+// entry point, subcommand dispatch and help. The run sequence itself is in
+// run.go; command-execution.md is its specification.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+)
+
+const usageText = `agentknock: run a command with secrets approved on a paired device.
+
+Usage:
+  agentknock [run] -s SECRET [-s SECRET ...] [OPTIONS] -- COMMAND [ARG ...]
+  agentknock --help | --version
+
+Agentknock selects and inspects COMMAND, sends the device the secret names,
+the reason, the command and its arguments, the working directory, the
+executable's path and SHA-256 hash, how standard input, output and error are
+connected, and the programs that launched Agentknock. When a person approves,
+Agentknock replaces itself with the command (same process ID, the command's
+own exit status), with the returned variables in its environment. It never
+prints secret values. It does not invoke a shell: COMMAND and each ARG are
+passed unchanged. The "--" is required; everything after it belongs to the
+command. All arguments must be valid UTF-8.
+
+Run options:
+  -s, --secret SECRET          Secret to use (repeat for more; unique; no commas).
+  --only-env SECRET VAR        Deliver only VAR of SECRET (repeatable).
+  --omit-env SECRET VAR        Deliver SECRET without VAR (repeatable;
+                               not together with --only-env for SECRET).
+  --rename-env SECRET VAR NEW  Deliver VAR of SECRET as NEW.
+  --stdin SECRET VAR           Write VAR of SECRET to the command's standard
+                               input instead of its environment (at most one).
+  --reason TEXT                Why the command needs the secrets (shown to
+                               the approver as reported by this client).
+  --no-ssh-agent               Remove SSH_AUTH_SOCK instead of providing a
+                               temporary agent for an SSH secret.
+  --no-ssh-passthrough         Do not expose keys of the existing SSH agent.
+  --no-git-sign                Do not configure Git SSH signing through
+                               Agentknock.
+  --quiet                      Only errors from Agentknock.
+  --verbose                    Also list variable names and launch details
+                               (never values).
+  --agentknock-home DIR        State directory (default: $AGENTKNOCK_HOME,
+                               else $HOME/.agentknock).
+
+Variable names in routing options must be portable: letters, digits and _,
+not starting with a digit. If several secrets deliver the same variable,
+their values must be equal or the command does not run.
+
+Exit status: the command's own status once it runs; 1 when Agentknock stops
+before running it (not found, denied, changed during approval, ...); 2 for
+command-line errors; 128+N when signal N interrupts it before the command
+starts.
+
+Examples:
+  agentknock -s github -- gh pr merge 12
+  agentknock run -s github --reason "Merge the reviewed PR" -- gh pr merge 12
+  agentknock -s github -s cloudflare -- wrangler deploy
+  agentknock -s aws --only-env aws AWS_ACCESS_KEY_ID --only-env aws AWS_SECRET_ACCESS_KEY -- aws s3 ls
+  agentknock -s db --rename-env db PASSWORD PGPASSWORD -- psql -h db.internal
+  agentknock -s vault --stdin vault TOKEN -- vault login -
+`
+
+func main() {
+	os.Exit(agentknockMain(os.Args[1:]))
+}
+
+func agentknockMain(args []string) int {
+	// Captured before anything installs a signal handler.
+	cs := loadCallerState()
+	if i := firstNonUTF8(args); i >= 0 {
+		return reportUsage(usagef("argument %d is not valid UTF-8; Agentknock accepts only UTF-8 arguments", i+1))
+	}
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usageText)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Print(usageText)
+		return 0
+	case "--version", "-version", "version":
+		fmt.Printf("agentknock %s (%s/%s)\nsignal state: %s\n", version, runtime.GOOS, runtime.GOARCH, cs.describe())
+		return 0
+	case "run":
+		args = args[1:]
+	default:
+		if len(args[0]) == 0 || args[0][0] != '-' {
+			return reportUsage(usagef("unknown command %q", args[0]))
+		}
+	}
+	o, err := parseRunArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Print(usageText)
+		return 0
+	}
+	if err != nil {
+		return reportUsage(err)
+	}
+	return runCommand(o, cs)
+}
+
+func reportUsage(err error) int {
+	fmt.Fprintf(os.Stderr, "error: %v\n\nFor more information, try 'agentknock --help'.\n", err)
+	return 2
+}

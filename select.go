@@ -1,0 +1,189 @@
+// Command selection and inspection shared by Linux and macOS:
+// command-execution.md, "Working directory and search path", "Selected
+// executable" and "Executable inspection and revalidation". The
+// platform files supply the primitives (open a candidate, name it, read it).
+package main
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxScriptContents is the largest script sent whole as script_contents.
+const maxScriptContents = 16 << 10
+
+// executable is the selected top-level command, retained from selection to
+// process replacement.
+type executable struct {
+	fd        int    // retained descriptor (O_PATH on Linux, O_EXEC on macOS)
+	candidate string // pathname that selected it; relative ones start at the retained directory
+	path      string // absolute path reported to the device
+	dev, ino  uint64 // identity of the retained object
+	hash      []byte // SHA-256 of the contents, nil when not readable
+	script    bool   // starts with "#!"
+	contents  *string
+}
+
+// workdir is the retained working directory.
+type workdir struct {
+	fd   int
+	path string
+}
+
+// selectionError stops the run before the device is contacted.
+type selectionError struct{ msg string }
+
+func (e *selectionError) Error() string { return e.msg }
+
+func selectionErrorf(format string, args ...any) error {
+	return &selectionError{fmt.Sprintf(format, args...)}
+}
+
+// missingCandidate reports an error that an ordinary PATH search treats as
+// "not here, try the next directory" (execvp(3) does the same).
+func missingCandidate(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) ||
+		errors.Is(err, unix.EACCES) || errors.Is(err, unix.ESTALE) ||
+		errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ETIMEDOUT) ||
+		errors.Is(err, errNotExecutable)
+}
+
+// errNotExecutable is a candidate that is not a regular file or that the
+// effective IDs may not execute.
+var errNotExecutable = errors.New("not an executable regular file")
+
+// selectExecutable finds and opens the command: directly when it contains a
+// slash, else through the captured PATH in order. It never searches again
+// after approval.
+func selectExecutable(wd workdir, command, searchPath string) (*executable, error) {
+	if strings.Contains(command, "/") {
+		x, err := openCandidate(wd, command)
+		if err != nil {
+			return nil, describeOpenError(command, err)
+		}
+		return x, nil
+	}
+	denied := ""
+	for _, dir := range strings.Split(searchPath, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		candidate := strings.TrimSuffix(dir, "/") + "/" + command
+		x, err := openCandidate(wd, candidate)
+		if err == nil {
+			return x, nil
+		}
+		if !missingCandidate(err) {
+			return nil, describeOpenError(candidate, err)
+		}
+		if denied == "" && (errors.Is(err, unix.EACCES) || errors.Is(err, errNotExecutable)) {
+			if _, statErr := statAt(wd, candidate); statErr == nil {
+				denied = candidate
+			}
+		}
+	}
+	if denied != "" {
+		return nil, selectionErrorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", denied)
+	}
+	return nil, selectionErrorf("command not found: %s (searched PATH=%s)", command, searchPath)
+}
+
+func describeOpenError(candidate string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return selectionErrorf("command not found: %s", candidate)
+	case errors.Is(err, errNotExecutable), errors.Is(err, unix.EACCES):
+		return selectionErrorf("cannot run %s: permission denied or not an executable file", candidate)
+	case errors.Is(err, errPathNotUTF8):
+		return selectionErrorf("cannot run %s: its path is not valid UTF-8, so it cannot be shown to the device", candidate)
+	}
+	return selectionErrorf("cannot run %s: %v", candidate, err)
+}
+
+var errPathNotUTF8 = errors.New("path is not valid UTF-8")
+
+// checkUTF8Path refuses a path that the approval request could not carry.
+func checkUTF8Path(p string) error {
+	if !utf8.ValidString(p) {
+		return errPathNotUTF8
+	}
+	return nil
+}
+
+// inspect reads the executable once: SHA-256 of the whole file, shebang
+// detection and, for a small script, its text. An unreadable (execute-only)
+// file is a binary without a hash.
+func (x *executable) inspect() error {
+	f, err := openForReading(x)
+	if err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			return nil
+		}
+		return selectionErrorf("cannot read %s: %v", x.path, err)
+	}
+	defer f.Close()
+	sum, head, size, err := hashStream(f)
+	if err != nil {
+		return selectionErrorf("cannot read %s: %v", x.path, err)
+	}
+	x.hash = sum
+	x.script = len(head) >= 2 && head[0] == '#' && head[1] == '!'
+	if x.script && size <= maxScriptContents {
+		text := toValidUTF8(head)
+		x.contents = &text
+	}
+	return nil
+}
+
+// hashStream returns the SHA-256 of r, its first bytes (up to
+// maxScriptContents+1) and its size, in one pass.
+func hashStream(r io.Reader) (sum, head []byte, size int64, err error) {
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			h.Write(buf[:n])
+			if len(head) <= maxScriptContents {
+				keep := min(n, maxScriptContents+1-len(head))
+				head = append(head, buf[:keep]...)
+			}
+			size += int64(n)
+		}
+		if err == io.EOF {
+			return h.Sum(nil), head, size, nil
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+	}
+}
+
+// toValidUTF8 replaces each invalid byte with U+FFFD.
+func toValidUTF8(b []byte) string {
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		sb.WriteRune(r)
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+// revalidateHash recomputes the hash reported to the device, reading r.
+func (x *executable) revalidateHash(r io.Reader) error {
+	sum, _, _, err := hashStream(r)
+	if err != nil {
+		return fmt.Errorf("cannot read %s again before running it: %v", x.path, err)
+	}
+	if string(sum) != string(x.hash) {
+		return fmt.Errorf("%s changed while waiting for approval; not running it", x.path)
+	}
+	return nil
+}
