@@ -1,4 +1,4 @@
-//go:build !agentknock_testapproval
+//go:build !agentknock_testapproval || !linux
 
 // Approval from the paired device: command-execution.md steps 3-4.
 package main

@@ -1,4 +1,4 @@
-//go:build agentknock_testapproval
+//go:build agentknock_testapproval && linux
 
 // A test-only approval, compiled only with the agentknock_testapproval build
 // tag that release builds never set: the launch path's tests stand in for
@@ -13,12 +13,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 type testApprovalResponse struct {
 	Deny    string                       `json:"deny"`
 	Secrets map[string]map[string]string `json:"secrets"`
+	// RaiseAfterBlock sends this signal to the launcher's own thread once
+	// the hand-off has blocked termination signals.
+	RaiseAfterBlock int `json:"raise_after_block"`
 }
 
 func requestApproval(home string, req *launchRequest, watch *signalWatch, out *output) (*launchApproval, error) {
@@ -59,6 +65,10 @@ func requestApproval(home string, req *launchRequest, watch *signalWatch, out *o
 		}
 		if resp.Deny != "" {
 			return nil, fmt.Errorf("the request was denied: %s", resp.Deny)
+		}
+		if resp.RaiseAfterBlock != 0 {
+			sig := syscall.Signal(resp.RaiseAfterBlock)
+			watch.afterBlock = func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) }
 		}
 		a := &launchApproval{}
 		for _, name := range req.Secrets {

@@ -70,7 +70,7 @@ func routeSecret(s deliveredSecret, rt *routing) (vars map[string]string, stdin 
 	}
 	vars = map[string]string{}
 	for name, value := range s.Vars {
-		if name == rt.Stdin {
+		if rt.Stdin != "" && name == rt.Stdin {
 			v := value
 			stdin = &v
 			continue

@@ -79,6 +79,9 @@ func execCommand(wd workdir, x *executable, argv, env []string, cs callerState, 
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &block, nil); err != nil {
 		return err
 	}
+	if watch.afterBlock != nil {
+		watch.afterBlock()
+	}
 	for _, sig := range terminating {
 		disposition := uint64(sigDFL)
 		if cs.ignored[sig] {

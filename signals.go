@@ -16,6 +16,10 @@ import (
 // goroutine reads it: the one that waits for approval and then execs.
 type signalWatch struct {
 	ch chan os.Signal
+	// afterBlock, when set (only by the agentknock_testapproval build), runs
+	// once the hand-off has blocked SIGINT and SIGTERM, so a test can make a
+	// signal pending at exactly that point.
+	afterBlock func()
 }
 
 func watchTermination(cs callerState) *signalWatch {
