@@ -633,3 +633,68 @@ func TestReleaseBuildHasNoTestApproval(t *testing.T) {
 		t.Fatalf("release build: %v %q", err, version)
 	}
 }
+
+// A caller that ignores SIGTERM gets a launcher that ignores it too while it
+// waits, as the command itself would.
+func TestIgnoredSigtermDoesNotCancel(t *testing.T) {
+	approval := newApprovalDir(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), append(callerEnv(testBinary, "-s", "x", "--", "sh", "-c", "echo ran"),
+		"AGENTKNOCK_TEST_APPROVAL="+string(approval))...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	approval.waitRequest(t)
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(20 * time.Millisecond)
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {
+		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+}
+
+// The arm64 entry hook, run under qemu-user when it is installed. qemu-user
+// lacks execveat, so the probe is a script (path execve).
+func TestArm64EntryHookUnderQemu(t *testing.T) {
+	qemu, err := exec.LookPath("qemu-aarch64-static")
+	if err != nil {
+		t.Skip("qemu-aarch64-static is not installed")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "agentknock-arm64")
+	build := exec.Command("go", "build", "-trimpath", "-tags", "agentknock_testapproval", "-ldflags", releaseLdflags, "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH=arm64")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+	probe := filepath.Join(dir, "probe")
+	writeExecutable(t, probe, "#!/bin/sh\nexec grep -hE '^(SigBlk|SigIgn|Max open files)' /proc/self/status /proc/self/limits\n")
+
+	direct := exec.Command(os.Args[0])
+	direct.Env = append(os.Environ(), callerEnv(probe)...)
+	out, err := direct.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ign, nofile := parseProbe(t, string(out))
+
+	approval := newApprovalDir(t)
+	via := exec.Command(os.Args[0])
+	via.Env = append(os.Environ(), append(callerEnv(qemu, bin, "-s", "x", "--", probe), "AGENTKNOCK_TEST_APPROVAL="+string(approval))...)
+	var stdout, stderr bytes.Buffer
+	via.Stdout, via.Stderr = &stdout, &stderr
+	if err := via.Start(); err != nil {
+		t.Fatal(err)
+	}
+	approval.waitRequest(t)
+	approval.approve(t, nil)
+	if err := via.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	_, gotIgn, gotNofile := parseProbe(t, stdout.String())
+	if gotIgn != ign&^(1<<(13-1)) || gotNofile != nofile {
+		t.Fatalf("arm64: SigIgn %016x limit %s; direct %016x limit %s", gotIgn, gotNofile, ign, nofile)
+	}
+}
