@@ -698,3 +698,21 @@ func TestArm64EntryHookUnderQemu(t *testing.T) {
 		t.Fatalf("arm64: SigIgn %016x limit %s; direct %016x limit %s", gotIgn, gotNofile, ign, nofile)
 	}
 }
+
+func TestNonUTF8ExecutablePathStopsBeforeTheRequest(t *testing.T) {
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "bin\xff", "tool"), "#!/bin/sh\necho ran\n")
+	l := startLaunch(t, dir, []string{"PATH=" + filepath.Join(dir, "bin\xff")}, "-s", "x", "--", "tool")
+	if status := l.wait(t); status != 1 || !strings.Contains(l.stderr.String(), "not valid UTF-8") || !strings.Contains(l.stderr.String(), "did not contact the device") {
+		t.Fatalf("status %d stderr %q", status, l.stderr.String())
+	}
+}
+
+// Resolving the state home never changes what the command receives.
+func TestStateHomeLeavesTheEnvironmentAlone(t *testing.T) {
+	l, status := runApproved(t, t.TempDir(), []string{"AGENTKNOCK_HOME=/from/env"}, nil,
+		"-s", "x", "--agentknock-home", "/from/flag", "--", "sh", "-c", `echo "${AGENTKNOCK_HOME-unset}"`)
+	if status != 0 || l.stdout.String() != "/from/env\n" {
+		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+	}
+}
