@@ -1,17 +1,22 @@
 //go:build !agentknock_testapproval || !linux
 
-// Approval from the paired device: command-execution.md steps 3-4.
+// Approval from the paired device: command-execution.md steps 3-4, the
+// Invocation method of the client-device protocol.
 package main
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "fmt"
 
-func requestApproval(home string, req *launchRequest, watch *signalWatch, out *output) (*launchApproval, error) {
-	if _, err := os.Stat(filepath.Join(home, "pairing.json")); err != nil {
-		return nil, fmt.Errorf("this client is not paired with a device (no %s); run `agentknock pairing start ADDRESS` first. Agentknock did not contact the device", filepath.Join(home, "pairing.json"))
+func requestApproval(home string, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, error) {
+	p, err := activePairing(home, out)
+	if err != nil {
+		return nil, fmt.Errorf("%v. Agentknock did not contact the device", err)
 	}
-	return nil, fmt.Errorf("the device exchange is not available in this build; Agentknock did not contact the device")
+	out.status("Asking the device to approve %s", inv.Operation.Command)
+	call, plaintext, err := callDevice(home, p, inv, watch, out)
+	if err != nil {
+		return nil, err
+	}
+	resp, completion, err := judgeInvocationResponse(inv, plaintext)
+	call.finish(completion, out)
+	return resp, err
 }

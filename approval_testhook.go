@@ -3,8 +3,9 @@
 // A test-only approval, compiled only with the agentknock_testapproval build
 // tag that release builds never set: the launch path's tests stand in for
 // the device through files in $AGENTKNOCK_TEST_APPROVAL. The launcher writes
-// request.json, then waits for response.json; while it waits, a test can
-// change files and send signals exactly as during a real approval.
+// the Invocation plaintext to request.json, then waits for response.json;
+// while it waits, a test can change files and send signals exactly as during
+// a real approval. The response goes through the same checks as a device's.
 package main
 
 import (
@@ -20,6 +21,9 @@ import (
 )
 
 type testApprovalResponse struct {
+	// Plaintext is a device response plaintext, used as is.
+	Plaintext json.RawMessage `json:"plaintext"`
+	// Deny and Secrets are a shorthand for DENIED and APPROVED responses.
 	Deny    string                       `json:"deny"`
 	Secrets map[string]map[string]string `json:"secrets"`
 	// RaiseAfterBlock sends this signal to the launcher's own thread once
@@ -27,12 +31,30 @@ type testApprovalResponse struct {
 	RaiseAfterBlock int `json:"raise_after_block"`
 }
 
-func requestApproval(home string, req *launchRequest, watch *signalWatch, out *output) (*launchApproval, error) {
+func (r *testApprovalResponse) plaintext(inv invocationRequest) ([]byte, error) {
+	if r.Plaintext != nil {
+		return r.Plaintext, nil
+	}
+	if r.Deny != "" {
+		return json.Marshal(map[string]string{"result": "DENIED", "reason": "USER_DENIED", "message": r.Deny})
+	}
+	secrets := map[string]any{}
+	for name := range inv.Secrets {
+		vars := map[string]map[string]string{}
+		for v, value := range r.Secrets[name] {
+			vars[v] = map[string]string{"value": value}
+		}
+		secrets[name] = map[string]any{"type": "environment", "variables": vars}
+	}
+	return json.Marshal(map[string]any{"result": "APPROVED", "secrets": secrets})
+}
+
+func requestApproval(home string, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, error) {
 	dir := os.Getenv("AGENTKNOCK_TEST_APPROVAL")
 	if dir == "" {
 		return nil, errors.New("test approval build: AGENTKNOCK_TEST_APPROVAL is not set")
 	}
-	data, err := json.Marshal(req)
+	data, err := json.Marshal(inv)
 	if err != nil {
 		return nil, err
 	}
@@ -63,17 +85,14 @@ func requestApproval(home string, req *launchRequest, watch *signalWatch, out *o
 		if err := json.Unmarshal(data, &resp); err != nil {
 			return nil, fmt.Errorf("test approval: %v", err)
 		}
-		if resp.Deny != "" {
-			return nil, fmt.Errorf("the request was denied: %s", resp.Deny)
-		}
 		if resp.RaiseAfterBlock != 0 {
 			sig := syscall.Signal(resp.RaiseAfterBlock)
 			watch.afterBlock = func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) }
 		}
-		a := &launchApproval{}
-		for _, name := range req.Secrets {
-			a.Secrets = append(a.Secrets, deliveredSecret{Name: name, Vars: resp.Secrets[name]})
+		pt, err := resp.plaintext(inv)
+		if err != nil {
+			return nil, err
 		}
-		return a, nil
+		return checkedApproval(inv, pt)
 	}
 }

@@ -26,23 +26,10 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-// routing is what one secret's environment variables should do, as the
-// protocol's `environment` object carries it.
-type routing struct {
-	Only   []string          `json:"only,omitempty"`
-	Omit   []string          `json:"omit,omitempty"`
-	Rename map[string]string `json:"rename,omitempty"`
-	Stdin  string            `json:"stdin,omitempty"`
-}
-
-func (r *routing) empty() bool {
-	return len(r.Only) == 0 && len(r.Omit) == 0 && len(r.Rename) == 0 && r.Stdin == ""
-}
-
 // runOptions is the parsed `run` command line.
 type runOptions struct {
 	Secrets          []string
-	Routing          map[string]*routing
+	Routing          map[string]*environmentDelivery
 	Reason           string
 	NoSSHAgent       bool
 	NoSSHPassthrough bool
@@ -142,7 +129,7 @@ func routingOperandNames(name string) string {
 
 // parseRunArgs parses the arguments after `agentknock` or `agentknock run`.
 func parseRunArgs(args []string) (*runOptions, error) {
-	o := &runOptions{Routing: map[string]*routing{}}
+	o := &runOptions{Routing: map[string]*environmentDelivery{}}
 	var routes [][]string
 	fs := newRunFlagSet(o, &routes)
 	grouped, dash, err := groupRoutingOperands(fs, args)
@@ -234,7 +221,7 @@ func applyRouting(o *runOptions, routes [][]string) error {
 		}
 		rt := o.Routing[secret]
 		if rt == nil {
-			rt = &routing{}
+			rt = &environmentDelivery{}
 			o.Routing[secret] = rt
 		}
 		v := vars[0]

@@ -59,7 +59,7 @@ func TestRunArgumentsParse(t *testing.T) {
 	}
 	want := &runOptions{
 		Secrets: []string{"gh", "db"},
-		Routing: map[string]*routing{
+		Routing: map[string]*environmentDelivery{
 			"gh": {Only: []string{"GH_TOKEN"}},
 			"db": {Rename: map[string]string{"PASSWORD": "PGPASSWORD"}, Stdin: "TOKEN", Omit: []string{"OTHER"}},
 		},

@@ -1,11 +1,55 @@
-// Environment construction rules 1-8 (command-execution.md), one table.
+// Environment construction rules 1-8 (command-execution.md), one table:
+// each response goes through the client's response check (rules 2-3) and
+// then buildEnvironment (rules 1, 4-8), as in a run.
 package main
 
 import (
+	"encoding/json"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
+
+// approveAndBuild runs a device response through the response check and
+// the environment construction.
+func approveAndBuild(plan envPlan, routing map[string]*environmentDelivery) ([]string, *string, error) {
+	if len(plan.Secrets) == 0 {
+		env, err := buildEnvironment(plan)
+		return env, nil, err
+	}
+	requested := map[string]secretDelivery{}
+	returned := map[string]any{}
+	for _, s := range plan.Secrets {
+		requested[s.Name] = secretDelivery{Environment: routing[s.Name]}
+		vars := map[string]map[string]string{}
+		for k, v := range s.Vars {
+			vars[k] = map[string]string{"value": v}
+		}
+		returned[s.Name] = map[string]any{"type": "environment", "variables": vars}
+	}
+	pt, _ := json.Marshal(map[string]any{"result": "APPROVED", "secrets": returned})
+	resp, err := checkInvocationResponse(requested, pt)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan.Secrets = nil
+	for _, s := range resp.Secrets {
+		vars := map[string]string{}
+		for k, v := range s.Environment {
+			vars[k] = string(v)
+		}
+		plan.Secrets = append(plan.Secrets, deliveredSecret{Name: s.Name, Vars: vars})
+	}
+	sort.Slice(plan.Secrets, func(i, j int) bool { return plan.Secrets[i].Name < plan.Secrets[j].Name })
+	var stdin *string
+	if resp.Stdin != nil {
+		v := string(resp.Stdin.Value)
+		stdin = &v
+	}
+	env, err := buildEnvironment(plan)
+	return env, stdin, err
+}
 
 func TestBuildEnvironment(t *testing.T) {
 	secret := func(name string, kv ...string) deliveredSecret {
@@ -18,6 +62,7 @@ func TestBuildEnvironment(t *testing.T) {
 	cases := []struct {
 		name    string
 		plan    envPlan
+		routing map[string]*environmentDelivery
 		want    []string
 		stdin   string
 		wantErr string
@@ -29,29 +74,29 @@ func TestBuildEnvironment(t *testing.T) {
 			plan: envPlan{Inherited: []string{"TOKEN=old", "X=1"}, Secrets: []deliveredSecret{secret("s", "TOKEN", "new", "Z", "z", "Y", "y")}},
 			want: []string{"TOKEN=new", "X=1", "Y=y", "Z=z"}},
 		{name: "stdin value removed from the environment",
-			plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a", "PIN", "1234")}, Routing: map[string]*routing{"s": {Stdin: "PIN"}}},
+			plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a", "PIN", "1234")}}, routing: map[string]*environmentDelivery{"s": {Stdin: "PIN"}},
 			want: []string{"A=a"}, stdin: "1234"},
 		{name: "rename",
-			plan: envPlan{Inherited: []string{"PGPASSWORD=old"}, Secrets: []deliveredSecret{secret("db", "PASSWORD", "pw")}, Routing: map[string]*routing{"db": {Rename: map[string]string{"PASSWORD": "PGPASSWORD"}}}},
+			plan: envPlan{Inherited: []string{"PGPASSWORD=old"}, Secrets: []deliveredSecret{secret("db", "PASSWORD", "pw")}}, routing: map[string]*environmentDelivery{"db": {Rename: map[string]string{"PASSWORD": "PGPASSWORD"}}},
 			want: []string{"PGPASSWORD=pw"}},
-		{name: "only: exact set", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a", "B", "b")}, Routing: map[string]*routing{"s": {Only: []string{"A"}}}},
-			wantErr: "unselected variable B"},
-		{name: "only: missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "B", "b")}, Routing: map[string]*routing{"s": {Only: []string{"A", "B"}}}},
-			wantErr: "lacks selected variable A"},
-		{name: "omit respected", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}, Routing: map[string]*routing{"s": {Omit: []string{"A"}}}},
-			wantErr: "has omitted variable A"},
-		{name: "rename source missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}, Routing: map[string]*routing{"s": {Rename: map[string]string{"B": "C"}}}},
-			wantErr: "lacks renamed variable B"},
-		{name: "stdin source missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}, Routing: map[string]*routing{"s": {Stdin: "B"}}},
-			wantErr: "lacks variable B for standard input"},
-		{name: "empty name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "", "a")}}, wantErr: "invalid variable name"},
-		{name: "= in name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A=B", "a")}}, wantErr: "invalid variable name"},
-		{name: "NUL in name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A\x00", "a")}}, wantErr: "invalid variable name"},
-		{name: "NUL in value", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a\x00b")}}, wantErr: "a NUL byte for A"},
+		{name: "only: exact set", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a", "B", "b")}}, routing: map[string]*environmentDelivery{"s": {Only: []string{"A"}}},
+			wantErr: `returned variable "B" not selected by only`},
+		{name: "only: missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "B", "b")}}, routing: map[string]*environmentDelivery{"s": {Only: []string{"A", "B"}}},
+			wantErr: `lacks variable "A" selected by only`},
+		{name: "omit respected", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Omit: []string{"A"}}},
+			wantErr: `returned omitted variable "A"`},
+		{name: "rename source missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Rename: map[string]string{"B": "C"}}},
+			wantErr: `lacks variable "B" named by rename`},
+		{name: "stdin source missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Stdin: "B"}},
+			wantErr: `lacks variable "B" named by stdin`},
+		{name: "empty name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "", "a")}}, wantErr: `invalid environment variable name ""`},
+		{name: "= in name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A=B", "a")}}, wantErr: `invalid environment variable name "A=B"`},
+		{name: "NUL in name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A\x00", "a")}}, wantErr: `invalid environment variable name "A\x00"`},
+		{name: "NUL in value", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a\x00b")}}, wantErr: `value of "A" contains a NUL byte`},
 		{name: "conflicting values across secrets", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "val-1"), secret("t", "A", "val-2")}},
-			wantErr: `secrets "s" and "t" return different values for A`},
-		{name: "conflict through a rename", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "val-1", "B", "val-2")}, Routing: map[string]*routing{"s": {Rename: map[string]string{"A": "B"}}}},
-			wantErr: "two different values for B"},
+			wantErr: `secrets "s" and "t" deliver different values for "A"`},
+		{name: "conflict through a rename", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "val-1", "B", "val-2")}}, routing: map[string]*environmentDelivery{"s": {Rename: map[string]string{"A": "B"}}},
+			wantErr: `delivers different values for "B"`},
 		{name: "equal values merge", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "same"), secret("t", "A", "same")}},
 			want: []string{"A=same"}},
 		{name: "git settings continue GIT_CONFIG_COUNT",
@@ -71,7 +116,7 @@ func TestBuildEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env, stdin, err := buildEnvironment(c.plan)
+			env, stdin, err := approveAndBuild(c.plan, c.routing)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want %q", err, c.wantErr)

@@ -101,13 +101,13 @@ func newApprovalDir(t *testing.T) approvalDir {
 
 // waitRequest waits until the launcher asks for approval and returns the
 // request it reported.
-func (d approvalDir) waitRequest(t *testing.T) launchRequest {
+func (d approvalDir) waitRequest(t *testing.T) invocationRequest {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		data, err := os.ReadFile(filepath.Join(string(d), "request.json"))
 		if err == nil {
-			var req launchRequest
+			var req invocationRequest
 			if err := json.Unmarshal(data, &req); err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func (d approvalDir) waitRequest(t *testing.T) launchRequest {
 		time.Sleep(2 * time.Millisecond)
 	}
 	t.Fatal("the launcher never asked for approval")
-	return launchRequest{}
+	return invocationRequest{}
 }
 
 func (d approvalDir) approve(t *testing.T, secrets map[string]map[string]string) {
@@ -218,7 +218,7 @@ func copyTestBinary(t *testing.T, path string) {
 func TestPIDAndExitStatusAreTheCommands(t *testing.T) {
 	l := startLaunch(t, t.TempDir(), nil, "-s", "demo", "--", "sh", "-c", `echo "$$ $DEMO_TOKEN"; exit 7`)
 	req := l.approval.waitRequest(t)
-	if req.Command != "sh" || req.Arguments[0] != "-c" || req.ExecutableHash == nil || req.Script {
+	if req.Operation.Command != "sh" || req.Operation.Arguments[0] != "-c" || len(req.Operation.ExecutableHash) != 32 || req.Operation.ExecutableMode != "BINARY" {
 		t.Fatalf("request: %+v", req)
 	}
 	l.approval.approve(t, map[string]map[string]string{"demo": {"DEMO_TOKEN": "s3cr3t-value"}})
@@ -264,8 +264,8 @@ func TestChangedExecutableIsRefused(t *testing.T) {
 			}
 			l := startLaunch(t, dir, []string{"AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=ran"}, "-s", "x", "--", "./tool")
 			req := l.approval.waitRequest(t)
-			if req.Script != script {
-				t.Fatalf("script = %v, want %v", req.Script, script)
+			if (req.Operation.ExecutableMode == "SCRIPT") != script {
+				t.Fatalf("mode %s, script %v", req.Operation.ExecutableMode, script)
 			}
 			f, err := os.OpenFile(tool, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
@@ -303,8 +303,8 @@ func TestRelativePathEntriesUseTheRetainedDirectory(t *testing.T) {
 	// retained descriptor and the process's own directory decide.
 	l := startLaunch(t, work, []string{"PATH=bin:/usr/bin:/bin", "PWD=" + elsewhere}, "-s", "x", "--", "tool")
 	req := l.approval.waitRequest(t)
-	if req.WorkingDirectory != work || req.ExecutablePath != filepath.Join(work, "bin", "tool") {
-		t.Fatalf("request names %q and %q", req.WorkingDirectory, req.ExecutablePath)
+	if req.Operation.WorkingDirectory != work || req.Operation.ExecutablePath != filepath.Join(work, "bin", "tool") {
+		t.Fatalf("request names %q and %q", req.Operation.WorkingDirectory, req.Operation.ExecutablePath)
 	}
 	// Move the directory away and put a different tool at the old path.
 	if err := os.Rename(work, work+".moved"); err != nil {
@@ -526,8 +526,9 @@ func TestScriptContentsAreReported(t *testing.T) {
 		req := l.approval.waitRequest(t)
 		l.approval.respond(t, testApprovalReply{Deny: "no"})
 		l.wait(t)
-		if !req.Script || (want == nil) != (req.ScriptContents == nil) || (want != nil && *req.ScriptContents != *want) {
-			t.Fatalf("%s: script %v contents %v", name, req.Script, req.ScriptContents)
+		got := req.Operation.ScriptContents
+		if req.Operation.ExecutableMode != "SCRIPT" || (want == nil) != (got == nil) || (want != nil && *got != *want) {
+			t.Fatalf("%s: mode %s contents %v", name, req.Operation.ExecutableMode, got)
 		}
 	}
 }
@@ -556,8 +557,8 @@ func TestStreamKindsAndLauncherChain(t *testing.T) {
 	req := approval.waitRequest(t)
 	approval.respond(t, testApprovalReply{Deny: "no"})
 	cmd.Wait()
-	if req.Stdin != "PIPE" || req.Stdout != "REGULAR_FILE" || req.Stderr != "SOCKET" {
-		t.Fatalf("streams %s %s %s", req.Stdin, req.Stdout, req.Stderr)
+	if op := req.Operation; op.Stdin != "PIPE" || op.Stdout != "REGULAR_FILE" || op.Stderr != "SOCKET" {
+		t.Fatalf("streams %s %s %s", op.Stdin, op.Stdout, op.Stderr)
 	}
 	self, _ := os.Executable()
 	if n := len(req.LauncherChain); n == 0 || n > 4 || req.LauncherChain[n-1] != self {
@@ -600,8 +601,8 @@ func TestExecuteOnlyBinaryHasNoHash(t *testing.T) {
 	}
 	d := approvalDir(approval)
 	req := d.waitRequest(t)
-	if req.ExecutableHash != nil || req.Script {
-		t.Fatalf("execute-only file reported with hash %x, script %v", req.ExecutableHash, req.Script)
+	if req.Operation.ExecutableHash != nil || req.Operation.ExecutableMode != "BINARY" {
+		t.Fatalf("execute-only file reported with hash %x, mode %s", req.Operation.ExecutableHash, req.Operation.ExecutableMode)
 	}
 	d.approve(t, nil)
 	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {

@@ -15,6 +15,8 @@ const usageText = `agentknock: run a command with secrets approved on a paired d
 
 Usage:
   agentknock [run] -s SECRET [-s SECRET ...] [OPTIONS] -- COMMAND [ARG ...]
+  agentknock pairing start ADDRESS | finish | abort | status | remove [--force]
+  agentknock secret list | upload NAME [SOURCES]
   agentknock --help | --version
 
 Agentknock selects and inspects COMMAND, sends the device the secret names,
@@ -89,6 +91,8 @@ func agentknockMain(args []string) int {
 		return 0
 	case "run":
 		args = args[1:]
+	case "pairing":
+		return pairingMain(args[1:], cs)
 	default:
 		if len(args[0]) == 0 || args[0][0] != '-' {
 			return reportUsage(usagef("unknown command %q", args[0]))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 )
 
 const messagePrefix = "AGENTKNOCK: "
@@ -38,4 +39,19 @@ func (o *output) detail(format string, args ...any) {
 // failure is always shown.
 func (o *output) failure(format string, args ...any) {
 	fmt.Fprintf(o.w, messagePrefix+format+"\n", args...)
+}
+
+// printable escapes control characters in text that came from the device or
+// the relay, so that it cannot rewrite the terminal.
+func printable(s string) string {
+	var b []byte
+	for _, r := range s {
+		switch {
+		case r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)):
+			b = utf8.AppendRune(b, r)
+		default:
+			b = fmt.Appendf(b, "\\x%02x", r)
+		}
+	}
+	return string(b)
 }

@@ -3,34 +3,13 @@
 package main
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"os"
+	"sort"
 	"strings"
 )
-
-// launchRequest is what the device is asked to approve (client-reported).
-type launchRequest struct {
-	Secrets          []string
-	Routing          map[string]*routing
-	Reason           string
-	Command          string
-	Arguments        []string
-	WorkingDirectory string
-	ExecutablePath   string
-	ExecutableHash   []byte // nil: not readable
-	Script           bool
-	ScriptContents   *string
-	Stdin            string
-	Stdout           string
-	Stderr           string
-	LauncherChain    []string
-}
-
-// launchApproval is an authenticated, checked device approval.
-type launchApproval struct {
-	Secrets []deliveredSecret // environment secrets, in request order
-}
 
 // runCommand returns only when the command was not started; its result is
 // agentknock's exit status.
@@ -63,28 +42,37 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err := exe.inspect(); err != nil {
 		return notContacted("%v", err)
 	}
-	req := &launchRequest{
-		Secrets:          o.Secrets,
-		Routing:          o.Routing,
-		Reason:           o.Reason,
+	op := execOperation{
+		Type:             "exec",
 		Command:          o.Command[0],
 		Arguments:        o.Command[1:],
 		WorkingDirectory: wd.path,
 		ExecutablePath:   exe.path,
 		ExecutableHash:   exe.hash,
-		Script:           exe.script,
+		ExecutableMode:   modeName(exe.script),
 		ScriptContents:   exe.contents,
 		Stdin:            streamKind(0),
 		Stdout:           streamKind(1),
 		Stderr:           streamKind(2),
-		LauncherChain:    launcherChain(),
+	}
+	requested := make(map[string]secretDelivery, len(o.Secrets))
+	for _, name := range o.Secrets {
+		requested[name] = secretDelivery{Environment: o.Routing[name]}
+	}
+	token := make([]byte, invocationTokenSize)
+	if _, err := rand.Read(token); err != nil {
+		return notContacted("%v", err)
+	}
+	inv, err := newInvocationRequest(requested, o.Reason, op, launcherChain(), token)
+	if err != nil {
+		return notContacted("%v", err)
 	}
 	out.detail("executable: %s (%s, sha256 %s)", exe.path, modeName(exe.script), hashText(exe.hash))
 	out.detail("signal state: %s", cs.describe())
 
 	// Steps 3-4: the device exchange. SIGINT and SIGTERM cancel it.
 	watch := watchTermination(cs)
-	approval, err := requestApproval(home, req, watch, out)
+	approval, err := requestApproval(home, inv, watch, out)
 	if err != nil {
 		var intr *interrupted
 		if errors.As(err, &intr) {
@@ -101,29 +89,34 @@ func runCommand(o *runOptions, cs callerState) int {
 		return 1
 	}
 
+	// Step 5 needs the invocation service (standard input, SSH), which
+	// this client does not have yet: refuse rather than run without it.
+	if approval.Stdin != nil || approval.SSH != nil {
+		out.failure("the approval needs the invocation service (standard-input delivery or an SSH secret), which this build does not have yet; the command did not run.")
+		return 1
+	}
+
 	// Step 7: the environment.
-	env, stdin, err := buildEnvironment(envPlan{
+	var delivered []deliveredSecret
+	for _, s := range approval.Secrets {
+		vars := make(map[string]string, len(s.Environment))
+		names := make([]string, 0, len(s.Environment))
+		for name, value := range s.Environment {
+			vars[name] = string(value)
+			names = append(names, name)
+		}
+		delivered = append(delivered, deliveredSecret{Name: s.Name, Vars: vars})
+		sort.Strings(names)
+		out.detail("secret %s: variables %s", s.Name, strings.Join(names, ", "))
+	}
+	env, err := buildEnvironment(envPlan{
 		Inherited: os.Environ(),
-		Secrets:   approval.Secrets,
-		Routing:   o.Routing,
+		Secrets:   delivered,
 		NoAgent:   o.NoSSHAgent,
 	})
 	if err != nil {
 		out.failure("%v; the command did not run.", err)
 		return 1
-	}
-	if stdin != nil {
-		out.failure("delivering a value on standard input needs the invocation service, which this build does not have yet; the command did not run.")
-		return 1
-	}
-	if o.Verbose {
-		for _, s := range approval.Secrets {
-			names := make([]string, 0, len(s.Vars))
-			for name := range s.Vars {
-				names = append(names, name)
-			}
-			out.detail("secret %s: variables %s", s.Name, strings.Join(names, ", "))
-		}
 	}
 
 	// Steps 8-9: pending signals, then process replacement.
@@ -140,9 +133,9 @@ func runCommand(o *runOptions, cs callerState) int {
 
 func modeName(script bool) string {
 	if script {
-		return "SCRIPT"
+		return executableScript
 	}
-	return "BINARY"
+	return executableBinary
 }
 
 func hashText(h []byte) string {

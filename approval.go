@@ -1,0 +1,60 @@
+// The outcome of an Invocation response (client-device protocol,
+// "Invocation"): which completion to send and what to tell the user. The
+// checks themselves are checkInvocationResponse's.
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+// denialError is a device's authenticated refusal; the command does not run.
+type denialError struct{ text string }
+
+func (e *denialError) Error() string { return e.text }
+
+// judgeInvocationResponse returns the checked approval, or the error to
+// report; the completion is what the client sends back in either case.
+func judgeInvocationResponse(inv invocationRequest, plaintext []byte) (*invocationResponse, resultCompletion, error) {
+	resp, err := checkInvocationResponse(inv.Secrets, plaintext)
+	switch {
+	case errors.Is(err, errInvalidResponse):
+		return nil, newAbortedCompletion(abortInvalidResponse, "the response failed the client's checks"),
+			fmt.Errorf("the device's response is invalid (%v); the command did not run", err)
+	case err != nil:
+		return nil, newAbortedCompletion(abortClientError, "the client could not check the response"), err
+	case resp.Outcome == outcomeDeviceError:
+		return nil, newDeviceErrorCompletion(resp.Error),
+			fmt.Errorf("the device reported an error: %s: %s; the command did not run", printable(resp.Error.Code), printable(resp.Error.Message))
+	case resp.Outcome == outcomeDenied:
+		return nil, newDeniedCompletion(resp.Denial), &denialError{describeDenial(resp.Denial)}
+	}
+	return resp, newApprovedCompletion(), nil
+}
+
+// checkedApproval is judgeInvocationResponse without the completion, for an
+// approval that has no exchange to complete.
+func checkedApproval(inv invocationRequest, plaintext []byte) (*invocationResponse, error) {
+	resp, _, err := judgeInvocationResponse(inv, plaintext)
+	return resp, err
+}
+
+// describeDenial words each denial reason for the person or agent that ran
+// agentknock; the device's message is shown as the device sent it, escaped.
+func describeDenial(d deviceDenial) string {
+	var text string
+	switch d.Reason {
+	case denialUserDenied:
+		text = "The request was denied on the device"
+	case denialPolicyDenied:
+		text = "The device's policy denied the request"
+	case denialInvalidRequest:
+		text = "The device refused the request as invalid"
+	default:
+		text = "The device denied the request"
+	}
+	if d.Message != "" {
+		text += ": " + printable(d.Message)
+	}
+	return text + ". The command did not run."
+}

@@ -1,0 +1,72 @@
+// Tests of time-boxed grants: scope (secret set, client, operation),
+// expiry with an injected clock, persistence and file mode.
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func TestGrantsScopedAndExpiring(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	s := newGrantStore(dir, clock.now)
+	if _, err := s.add("C1", kindInvocation, []string{"b", "a"}, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	check := func(client, op string, secrets []string, want bool) {
+		t.Helper()
+		_, got, err := s.matches(client, op, secrets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("matches(%s, %s, %v) = %v, want %v", client, op, secrets, got, want)
+		}
+	}
+	check("C1", kindInvocation, []string{"a", "b"}, true) // order does not matter
+	check("C1", kindInvocation, []string{"a"}, false)     // subset
+	check("C1", kindInvocation, []string{"a", "b", "c"}, false)
+	check("C2", kindInvocation, []string{"a", "b"}, false) // other client
+	check("C1", kindGitSign, []string{"a", "b"}, false)    // other operation
+
+	// A fresh store (a restarted serve) sees the same grant.
+	s2 := newGrantStore(dir, clock.now)
+	if _, ok, _ := s2.matches("C1", kindInvocation, []string{"a", "b"}); !ok {
+		t.Error("grant not persisted")
+	}
+	fi, err := os.Stat(filepath.Join(dir, grantsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("grants.json mode %04o, want 0600", fi.Mode().Perm())
+	}
+
+	clock.t = clock.t.Add(10*time.Minute - time.Second)
+	check("C1", kindInvocation, []string{"a", "b"}, true)
+	clock.t = clock.t.Add(time.Second)
+	check("C1", kindInvocation, []string{"a", "b"}, false) // expired at exactly 10m
+
+	// Adding another grant drops the expired one from the file.
+	if _, err := s.add("C1", kindSSH, []string{"key"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	grants, err := s.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grants) != 1 || grants[0].Operation != kindSSH {
+		t.Errorf("expired grants kept: %+v", grants)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}

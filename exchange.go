@@ -1,0 +1,277 @@
+// One protected exchange with the paired device (client-device protocol,
+// "Paired exchanges"; cryptosystem, "Paired exchange" and "PSK rotation"):
+// seal the request, carry it through the relay, open and acknowledge the
+// response, and send the completion. SIGINT and SIGTERM cancel the wait;
+// the completion then goes out with a short bound so the process exits
+// promptly even when the relay never acknowledges it.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// defaultRelayURL is the hosted relay.
+const defaultRelayURL = "wss://relay.agentknock.dev"
+
+// progressInterval is how often a wait for the device reports itself.
+const progressInterval = 30 * time.Second
+
+// relayURLFor picks the relay: AGENTKNOCK_RELAY_URL, else the one stored
+// with the pairing, else the hosted relay.
+func relayURLFor(stored string) (relayEndpoint, error) {
+	raw := defaultRelayURL
+	if stored != "" {
+		raw = stored
+	}
+	if v := os.Getenv("AGENTKNOCK_RELAY_URL"); v != "" {
+		raw = v
+	}
+	u, err := parseRelayURL(raw)
+	if err != nil {
+		return relayEndpoint{}, err
+	}
+	return relayEndpoint{BaseURL: u}, nil
+}
+
+// deviceCall is one paired exchange in progress.
+type deviceCall struct {
+	x    *pairedExchange
+	rx   *relayExchange
+	done bool // a completion was sent (or given up on)
+}
+
+// relayProgress turns transport stages into --verbose lines.
+func relayProgress(out *output) relayOptions {
+	return relayOptions{Progress: func(stage string) { out.detail("relay: %s", stage) }}
+}
+
+// callDevice sends request (a method plaintext) with the pairing's keys and
+// waits for the response plaintext. On every failure after the request may
+// have reached the relay, it has already sent the matching ABORTED
+// completion. The caller completes a successful call with finish.
+func callDevice(home string, p *pairingState, request any, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
+	ep, err := relayURLFor(p.RelayURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	ep.Token = p.ClientToken
+	var rotationEnc []byte
+	if p.RotationKey != "" {
+		rotationEnc, _ = base64.StdEncoding.DecodeString(p.RotationKey)
+	}
+	requestID, err := newULID()
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := pairedKeys{DeviceID: p.DeviceID, DeviceKey: p.DeviceKey, ClientID: p.ClientID, PSK: p.ClientPSK}
+	x, payload, err := sealProtectedRequest(keys, requestID, rotationEnc, request)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	call := &deviceCall{x: x}
+
+	out.status("Waiting for the device to respond")
+	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
+		rx, err := openExchange(ctx, ep, devicePath(p.DeviceID.String(), p.ClientID.String()), p.ClientID.String(), requestID.String(), body, relayProgress(out))
+		if err != nil {
+			return rx, nil, err
+		}
+		raw, err := rx.awaitResponse(ctx)
+		return rx, raw, err
+	}, watch, out)
+	call.rx = rx
+	var intr *interrupted
+	if errors.As(err, &intr) {
+		call.abort(abortCancelled, "interrupted by "+signalName(intr.sig), out)
+		return nil, nil, err
+	}
+	if err != nil {
+		call.abort(abortOther, "the relay exchange failed", out)
+		return nil, nil, describeRelayError(err)
+	}
+	plaintext, report, err := openPairedResponse(x, raw)
+	if report != nil {
+		call.abort(abortOther, "unauthenticated error report", out)
+		return nil, nil, fmt.Errorf("the relay delivered an unauthenticated error report (%s: %s); it may come from the device or be forged by the relay", printable(report.Code), printable(report.Message))
+	}
+	if err != nil {
+		call.abort(abortInvalidResponse, "the response could not be authenticated", out)
+		return nil, nil, fmt.Errorf("the device's response could not be authenticated (%v)", err)
+	}
+	// A response that opened under the current PSK confirms a pending
+	// rotation: the device now holds the same PSK.
+	if p.RotationKey != "" {
+		if err := confirmRotation(home, p.RotationKey); err != nil {
+			out.failure("%v", err)
+		}
+	}
+	return call, plaintext, nil
+}
+
+// waitForRelay runs the relay work on its own goroutine so that this one
+// can watch signals and report progress every progressInterval. The
+// exchange, when there is one, is handed back only after that goroutine has
+// finished with it (relayExchange is not for concurrent use). A signal
+// comes back as *interrupted.
+func waitForRelay(work func(ctx context.Context) (*relayExchange, json.RawMessage, error), watch *signalWatch, out *output) (*relayExchange, json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		rx  *relayExchange
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rx, raw, err := work(ctx)
+		done <- result{rx, raw, err}
+	}()
+	started := time.Now()
+	tick := time.NewTicker(progressInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.rx, r.raw, r.err
+		case <-tick.C:
+			out.status("Still waiting for the device (%s elapsed)", time.Since(started).Round(time.Second))
+		case sig := <-watch.ch:
+			cancel()
+			r := <-done
+			return r.rx, nil, &interrupted{sig: toSignal(sig)}
+		}
+	}
+}
+
+// finish sends the completion for an authenticated response.
+func (c *deviceCall) finish(completion any, out *output) {
+	if c.done || c.rx == nil {
+		return
+	}
+	c.done = true
+	defer c.rx.close()
+	pc, err := sealProtectedCompletion(c.x, completion)
+	if err == nil {
+		var body []byte
+		if body, err = json.Marshal(pc); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err = c.rx.complete(ctx, body)
+			cancel()
+		}
+	}
+	if err != nil {
+		out.detail("the completion was not confirmed by the relay: %v", err)
+	}
+}
+
+// abort sends an ABORTED completion within the short bound: the context
+// is already done, so the transport gives it only its completion bound.
+func (c *deviceCall) abort(reason, message string, out *output) {
+	if c.done || c.rx == nil {
+		return
+	}
+	c.done = true
+	defer c.rx.close()
+	pc, err := sealProtectedCompletion(c.x, newAbortedCompletion(reason, message))
+	if err != nil {
+		return
+	}
+	body, err := json.Marshal(pc)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.rx.complete(ctx, body); err != nil {
+		out.detail("the aborted completion was not confirmed by the relay: %v", err)
+	}
+}
+
+// describeRelayError words transport failures for the user.
+func describeRelayError(err error) error {
+	switch {
+	case errors.Is(err, errClientInactive):
+		return fmt.Errorf("the relay says this client is not active (the pairing was removed or suspended on the device): %v", err)
+	case errors.Is(err, errRelayUnavailable):
+		return fmt.Errorf("the relay could not be reached: %v", err)
+	}
+	return fmt.Errorf("the relay exchange failed: %v", err)
+}
+
+// activePairing reads the pairing for a paired operation and rotates its
+// PSK when it is older than pskRotationInterval.
+func activePairing(home string, out *output) (*pairingState, error) {
+	p, err := readPairingFile(home)
+	if errors.Is(err, errNoPairing) {
+		return nil, fmt.Errorf("this client is not paired with a device; run `agentknock pairing start ADDRESS` first")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Pending {
+		return nil, fmt.Errorf("the pairing is waiting for confirmation; run `agentknock pairing finish` after approving it on the device")
+	}
+	if p.RotationKey == "" && time.Since(time.Unix(int64(p.RotatedAt), 0)) > pskRotationInterval {
+		if rotated, err := rotatePSK(home, p.ClientID); err != nil {
+			return nil, err
+		} else if rotated != nil {
+			out.detail("rotating the pairing key")
+			p = rotated
+		}
+	}
+	return p, nil
+}
+
+// rotatePSK derives and stores the next PSK and its rotation_key under the
+// lock; it is sent with every request until a response confirms it.
+func rotatePSK(home string, clientID ULID) (*pairingState, error) {
+	s, err := lockStateDir(home)
+	if err != nil {
+		return nil, err
+	}
+	defer s.unlock()
+	p, err := readPairingFile(home)
+	if err != nil {
+		return nil, err
+	}
+	// Another process may have rotated or replaced the pairing meanwhile.
+	if p.Pending || p.ClientID != clientID || p.RotationKey != "" || time.Since(time.Unix(int64(p.RotatedAt), 0)) <= pskRotationInterval {
+		return p, nil
+	}
+	r, err := rotatePairingPSK(pairedKeys{DeviceID: p.DeviceID, DeviceKey: p.DeviceKey, ClientID: p.ClientID, PSK: p.ClientPSK})
+	if err != nil {
+		return nil, err
+	}
+	p.ClientPSK = r.NewPSK
+	p.RotationKey = base64.StdEncoding.EncodeToString(r.Enc)
+	p.RotatedAt = uint64(time.Now().Unix())
+	if err := s.writePairing(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// confirmRotation clears rotation_key if it is still the one just confirmed.
+func confirmRotation(home, rotationKey string) error {
+	s, err := lockStateDir(home)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	p, err := readPairingFile(home)
+	if err != nil || p.RotationKey != rotationKey {
+		return err
+	}
+	p.RotationKey = ""
+	return s.writePairing(p)
+}

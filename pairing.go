@@ -1,0 +1,422 @@
+// `agentknock pairing start|finish|abort|status|remove`: client-device
+// protocol, "Initial pairing", "PairingFinish" and "PairingRemove", with the
+// pairing file of state.go. The syntax and the order of steps follow the
+// reference client: start prints the verification code, the person compares
+// it on the device and approves, finish activates.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const pairingUsage = `Usage:
+  agentknock pairing start ADDRESS [--relay URL]   Start pairing with the address the device shows.
+  agentknock pairing finish                        Activate a pairing approved on the device.
+  agentknock pairing abort                         Discard a pending pairing (does not contact the device).
+  agentknock pairing status                        Show the local pairing state (does not contact the device).
+  agentknock pairing remove [--force]              Remove the pairing here and on the device
+                                                   (--force: only here, when the device is gone).
+
+Every pairing command accepts --agentknock-home DIR. This client has at most
+one pairing, pending or active; start does not replace one.
+
+The relay is wss://relay.agentknock.dev unless "pairing start --relay URL"
+stores another with the pairing; AGENTKNOCK_RELAY_URL overrides both. Plain
+ws:// is accepted only for loopback addresses.
+
+Examples:
+  agentknock pairing start calm-river-lantern
+  agentknock pairing start calm-river-lantern --relay ws://127.0.0.1:8787
+  agentknock pairing finish
+`
+
+func pairingMain(args []string, cs callerState) int {
+	if len(args) == 0 || isHelp(args[0]) {
+		fmt.Print(pairingUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("pairing "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	home := fs.String("agentknock-home", "", "")
+	relay := fs.String("relay", "", "")
+	force := fs.Bool("force", false, "")
+	verbose := fs.Bool("verbose", false, "")
+	positional, err := parseInterspersed(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Print(pairingUsage)
+		return 0
+	}
+	if err != nil {
+		return reportUsageFor("pairing", err)
+	}
+	want := map[string]int{"start": 1, "finish": 0, "abort": 0, "status": 0, "remove": 0}
+	n, known := want[sub]
+	switch {
+	case !known:
+		return reportUsageFor("pairing", usagef("unknown pairing command %q", sub))
+	case len(positional) != n && sub == "start":
+		return reportUsageFor("pairing", usagef("pairing start needs the pairing ADDRESS shown on the device"))
+	case len(positional) != n:
+		return reportUsageFor("pairing", usagef("unexpected argument %q", positional[0]))
+	case *relay != "" && sub != "start":
+		return reportUsageFor("pairing", usagef("--relay applies to pairing start"))
+	case *force && sub != "remove":
+		return reportUsageFor("pairing", usagef("--force applies to pairing remove"))
+	}
+	dir, err := stateHome(*home)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s%v\n", messagePrefix, err)
+		return 1
+	}
+	out := newOutput(false, *verbose)
+	watch := watchTermination(cs)
+	switch sub {
+	case "start":
+		err = pairingStart(dir, positional[0], *relay, watch, out)
+	case "finish":
+		err = pairingFinish(dir, watch, out)
+	case "abort":
+		err = pairingAbort(dir, out)
+	case "status":
+		err = pairingStatus(dir)
+	case "remove":
+		err = pairingRemove(dir, *force, watch, out)
+	}
+	return reportCommandError(err, out)
+}
+
+// reportCommandError maps a subcommand's error to its exit status.
+func reportCommandError(err error, out *output) int {
+	var intr *interrupted
+	var usage *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		return reportUsage(err)
+	case errors.As(err, &intr):
+		out.failure("%v", err)
+		return exitStatusFor(intr.sig)
+	}
+	out.failure("%v", err)
+	return 1
+}
+
+func pairingStart(home, address, relayFlag string, watch *signalWatch, out *output) error {
+	if !validPairingAddress(address) {
+		return usagef("%q is not a pairing address: it is lowercase words separated by single hyphens, like calm-river-lantern", address)
+	}
+	if relayFlag != "" {
+		if _, err := parseRelayURL(relayFlag); err != nil {
+			return usagef("--relay: %v", err)
+		}
+	}
+	if err := requireNoPairing(home); err != nil {
+		return err
+	}
+	ep, err := relayURLFor(relayFlag)
+	if err != nil {
+		return err
+	}
+	token := make([]byte, 32)
+	if _, err := rand.Read(token); err != nil {
+		return err
+	}
+	ep.Token = base64.RawURLEncoding.EncodeToString(token)
+	attempt, err := newPairingAttempt()
+	if err != nil {
+		return err
+	}
+	addressID, err := pairingAddressID(address)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(newPairingRequestPayload(attempt))
+	if err != nil {
+		return err
+	}
+	clientID := attempt.ClientID.String()
+	out.status("Contacting the device at %s", address)
+	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
+		rx, err := openExchange(ctx, ep, pairingPath(addressID, clientID), clientID, clientID, body, relayProgress(out))
+		if err != nil {
+			return rx, nil, err
+		}
+		raw, err := rx.awaitResponse(ctx)
+		return rx, raw, err
+	}, watch, out)
+	if rx != nil {
+		defer rx.close()
+	}
+	if err != nil {
+		var intr *interrupted
+		if errors.As(err, &intr) {
+			return err
+		}
+		if errors.Is(err, errClientInactive) || errors.As(err, new(*relayRefusal)) {
+			return fmt.Errorf("the relay refused the pairing request (check the address %q): %v", address, err)
+		}
+		return describeRelayError(err)
+	}
+	resp, report, err := decodePairingResponsePayload(raw)
+	if report != nil {
+		return fmt.Errorf("the pairing was refused (unauthenticated report %s: %s)", printable(report.Code), printable(report.Message))
+	}
+	if err != nil {
+		return fmt.Errorf("the device's pairing response is invalid: %v", err)
+	}
+	metadata, err := json.Marshal(newPairingMetadata(hostName(), "", osVersion()))
+	if err != nil {
+		return err
+	}
+	done, err := attempt.Complete(resp.DeviceID, resp.DeviceKey, resp.DeviceRandom, metadata)
+	if err != nil {
+		return fmt.Errorf("the device's pairing response is invalid: %v", err)
+	}
+
+	// Store the pending pairing before the completion leaves: once the
+	// device has it, this client must be able to finish.
+	s, err := lockStateDir(home)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	if err := requireNoPairing(home); err != nil {
+		return err
+	}
+	p := &pairingState{
+		Pending:     true,
+		DeviceID:    done.DeviceID,
+		ClientID:    done.ClientID,
+		ClientToken: ep.Token,
+		ClientPSK:   done.PSK,
+		DeviceKey:   done.DeviceKey,
+		RotatedAt:   uint64(time.Now().Unix()),
+		RelayURL:    relayFlag,
+	}
+	if err := s.writePairing(p); err != nil {
+		return err
+	}
+	completion, err := json.Marshal(newPairingCompletionPayload(done))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := rx.complete(ctx, completion); err != nil {
+		return fmt.Errorf("the relay did not accept the pairing completion (%v); run `agentknock pairing abort` and start again", err)
+	}
+	fmt.Printf("Verification code: %s\n", done.SAS)
+	out.status("Compare this verification code with the one the device shows. Only if all 12 digits match, approve the pairing on the device, then run `agentknock pairing finish`. If they differ, reject it on the device and run `agentknock pairing abort`.")
+	return nil
+}
+
+// requireNoPairing refuses to replace a pending or active pairing.
+func requireNoPairing(home string) error {
+	p, err := readPairingFile(home)
+	switch {
+	case errors.Is(err, errNoPairing):
+		return nil
+	case err != nil:
+		return err
+	case p.Pending:
+		return errors.New("a pairing is already waiting for confirmation; run `agentknock pairing finish` or `agentknock pairing abort`")
+	}
+	return errors.New("this client is already paired; run `agentknock pairing remove` first")
+}
+
+func pairingFinish(home string, watch *signalWatch, out *output) error {
+	p, err := readPairingFile(home)
+	if errors.Is(err, errNoPairing) {
+		return errors.New("there is no pending pairing; run `agentknock pairing start ADDRESS` first")
+	}
+	if err != nil {
+		return err
+	}
+	if !p.Pending {
+		return errors.New("the pairing is already active")
+	}
+	call, plaintext, err := callDevice(home, p, newMethodRequest(methodPairingFinish), watch, out)
+	if err != nil {
+		return err
+	}
+	r, err := checkPairingFinishResponse(plaintext)
+	if err != nil {
+		call.abort(abortInvalidResponse, "invalid PairingFinish response", out)
+		return fmt.Errorf("the device's response is invalid: %v", err)
+	}
+	switch r.Outcome {
+	case outcomeDeviceError:
+		call.abort(abortClientError, "device error", out)
+		return fmt.Errorf("the device reported an error: %s: %s", printable(r.Error.Code), printable(r.Error.Message))
+	case outcomeDenied:
+		call.abort(abortOther, "pairing rejected", out)
+		return errors.New("the device rejected the pairing; run `agentknock pairing abort` and start again if needed")
+	}
+	s, err := lockStateDir(home)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	current, err := readPairingFile(home)
+	if err != nil || !current.Pending || current.ClientID != p.ClientID {
+		return errors.New("the pending pairing changed while it was being finished; check `agentknock pairing status`")
+	}
+	current.Pending = false
+	if err := s.writePairing(current); err != nil {
+		return err
+	}
+	call.finish(newPairingFinishCompletion(), out)
+	out.status("Paired with device %s.", p.DeviceID)
+	return nil
+}
+
+func pairingAbort(home string, out *output) error {
+	s, err := lockStateDir(home)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	p, err := readPairingFile(home)
+	if errors.Is(err, errNoPairing) {
+		return errors.New("there is no pending pairing to abort")
+	}
+	if err != nil {
+		return err
+	}
+	if !p.Pending {
+		return errors.New("the pairing is active; use `agentknock pairing remove` to remove it")
+	}
+	if err := s.removePairing(); err != nil {
+		return err
+	}
+	out.status("The pending pairing was discarded.")
+	return nil
+}
+
+func pairingStatus(home string) error {
+	p, err := readPairingFile(home)
+	if errors.Is(err, errNoPairing) {
+		fmt.Println("not paired")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	state := "active"
+	if p.Pending {
+		state = "pending (run `agentknock pairing finish` after approving on the device)"
+	}
+	fmt.Printf("pairing: %s\ndevice: %s\nclient: %s\n", state, p.DeviceID, p.ClientID)
+	if p.RelayURL != "" {
+		fmt.Printf("relay: %s\n", p.RelayURL)
+	}
+	fmt.Printf("key rotated: %s\n", time.Unix(int64(p.RotatedAt), 0).UTC().Format(time.RFC3339))
+	if p.RotationKey != "" {
+		fmt.Println("key rotation: waiting for the device to confirm")
+	}
+	return nil
+}
+
+func pairingRemove(home string, force bool, watch *signalWatch, out *output) error {
+	p, err := readPairingFile(home)
+	if errors.Is(err, errNoPairing) {
+		return errors.New("this client is not paired")
+	}
+	if err != nil {
+		return err
+	}
+	if p.Pending && !force {
+		return errors.New("the pairing is pending; use `agentknock pairing abort`")
+	}
+	if !force {
+		call, plaintext, err := callDevice(home, p, newMethodRequest(methodPairingRemove), watch, out)
+		if err != nil {
+			return fmt.Errorf("%v; use --force to delete only the local pairing", err)
+		}
+		r, err := checkPairingRemoveResponse(plaintext)
+		if err != nil {
+			call.abort(abortInvalidResponse, "invalid PairingRemove response", out)
+			return fmt.Errorf("the device's response is invalid: %v", err)
+		}
+		if r.Outcome == outcomeDeviceError {
+			call.abort(abortClientError, "device error", out)
+			return fmt.Errorf("the device reported an error: %s: %s", printable(r.Error.Code), printable(r.Error.Message))
+		}
+		call.finish(newInfoCompletion(), out)
+	}
+	s, err := lockStateDir(home)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	current, err := readPairingFile(home)
+	if err != nil {
+		return err
+	}
+	if current.ClientID != p.ClientID || current.DeviceID != p.DeviceID {
+		return errors.New("the pairing changed during removal; it was left in place")
+	}
+	if err := s.removePairing(); err != nil {
+		return err
+	}
+	if force {
+		out.status("The local pairing was deleted; the device still lists this client until you revoke it there.")
+	} else {
+		out.status("The pairing was removed here and on the device.")
+	}
+	return nil
+}
+
+// parseInterspersed lets options come before or after positional
+// arguments, as the reference client accepts them.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
+
+func reportUsageFor(command string, err error) int {
+	fmt.Fprintf(os.Stderr, "error: %v\n\nFor more information, try 'agentknock %s --help'.\n", err, command)
+	return 2
+}
+
+func hostName() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func osVersion() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return strings.TrimRight(string(u.Release[:]), "\x00")
+}

@@ -1,0 +1,593 @@
+// protocol_responses.go: the client-side checks of Agentknock v1 device
+// responses (client-device-protocol.md "Authenticated errors",
+// "Invocation", "Secret list", "Secret upload", "Pairing activation",
+// "Pairing removal"): strict decoding of response members, the error and
+// denial forms, and the Invocation response with its environment routing.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// ---- Responses: common decoding ----
+
+// errInvalidResponse marks every response the client cannot validate or
+// use; the caller completes ABORTED/INVALID_RESPONSE. Messages built on it
+// name members, secrets and variables, never values.
+var errInvalidResponse = errors.New("invalid device response")
+
+// invalidResponseError is errInvalidResponse with a detail; keeping the
+// detail apart lets a check add context without repeating the prefix.
+type invalidResponseError struct{ detail string }
+
+func (e *invalidResponseError) Error() string { return errInvalidResponse.Error() + ": " + e.detail }
+
+func (e *invalidResponseError) Is(target error) bool { return target == errInvalidResponse }
+
+func invalidResponse(format string, args ...any) error {
+	return &invalidResponseError{detail: fmt.Sprintf(format, args...)}
+}
+
+// invalidWithin prefixes a check failure with the part of the response it
+// concerns ("secret \"x\"").
+func invalidWithin(where string, err error) error {
+	var e *invalidResponseError
+	if errors.As(err, &e) {
+		return invalidResponse("%s: %s", where, e.detail)
+	}
+	return invalidResponse("%s: %v", where, err)
+}
+
+func invalidInSecret(name string, err error) error {
+	return invalidWithin(fmt.Sprintf("secret %q", name), err)
+}
+
+// responseOutcome is what an authenticated response decided.
+type responseOutcome int
+
+const (
+	// outcomeApproved: APPROVED, ACCEPTED, RECEIVED, or a plain success.
+	outcomeApproved responseOutcome = iota + 1
+	// outcomeDenied: DENIED (with a denial) or REJECTED.
+	outcomeDenied
+	// outcomeDeviceError: an authenticated {"error","message"}.
+	outcomeDeviceError
+)
+
+// deviceDenial is a DENIED response's reason and message.
+type deviceDenial struct {
+	Reason  string
+	Message string
+}
+
+// deviceError is an authenticated error; unknown codes are kept as-is.
+type deviceError struct {
+	Code    string
+	Message string
+}
+
+func (e deviceError) Error() string { return "device error " + e.Code + ": " + e.Message }
+
+// jsonObject is one decoded JSON object with its members still raw, so each
+// member's presence and JSON type can be checked exactly (encoding/json
+// would silently accept null or a missing member).
+type jsonObject map[string]json.RawMessage
+
+// decodeJSONObject never wraps the decoder's error: its text can quote a
+// byte of the plaintext, which may be a secret.
+func decodeJSONObject(data []byte) (jsonObject, error) {
+	if !utf8.Valid(data) {
+		return nil, invalidResponse("message is not valid UTF-8")
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, invalidResponse("message is not a JSON object")
+	}
+	var obj jsonObject
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, invalidResponse("message is not a JSON object")
+	}
+	return obj, nil
+}
+
+func rawJSONString(raw []byte) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func rawJSONObject(raw []byte) (jsonObject, bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, false
+	}
+	var obj jsonObject
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil, false
+	}
+	return obj, true
+}
+
+func (o jsonObject) has(name string) bool {
+	_, ok := o[name]
+	return ok
+}
+
+func (o jsonObject) requiredString(name string) (string, error) {
+	raw, ok := o[name]
+	if !ok {
+		return "", invalidResponse("missing %q", name)
+	}
+	s, ok := rawJSONString(raw)
+	if !ok {
+		return "", invalidResponse("%q is not a string", name)
+	}
+	return s, nil
+}
+
+func (o jsonObject) optionalString(name string) (string, bool, error) {
+	if !o.has(name) {
+		return "", false, nil
+	}
+	s, err := o.requiredString(name)
+	return s, err == nil, err
+}
+
+func (o jsonObject) requiredObject(name string) (jsonObject, error) {
+	raw, ok := o[name]
+	if !ok {
+		return nil, invalidResponse("missing %q", name)
+	}
+	obj, ok := rawJSONObject(raw)
+	if !ok {
+		return nil, invalidResponse("%q is not an object", name)
+	}
+	return obj, nil
+}
+
+// requiredBinary decodes a base64 member; size < 0 means "at least a tag".
+func (o jsonObject) requiredBinary(name string, size int) ([]byte, error) {
+	raw, ok := o[name]
+	if !ok {
+		return nil, invalidResponse("missing %q", name)
+	}
+	v, err := unmarshalB64(raw)
+	if err != nil {
+		return nil, invalidResponse("%q is not a base64 string", name)
+	}
+	if (size >= 0 && len(v) != size) || (size < 0 && len(v) < 16) {
+		return nil, invalidResponse("%q has the wrong length", name)
+	}
+	return v, nil
+}
+
+// decodeDeviceResponse parses a response plaintext and splits off the
+// authenticated error form, which any method may return.
+func decodeDeviceResponse(plaintext []byte) (jsonObject, *deviceError, error) {
+	obj, err := decodeJSONObject(plaintext)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !obj.has("error") {
+		return obj, nil, nil
+	}
+	code, err := obj.requiredString("error")
+	if err != nil {
+		return nil, nil, err
+	}
+	message, err := obj.requiredString("message")
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &deviceError{Code: code, Message: message}, nil
+}
+
+// decodeDenial reads a DENIED response. The reason set is closed in v1, so
+// an unknown reason is an invalid response rather than a guess.
+func decodeDenial(obj jsonObject) (deviceDenial, error) {
+	reason, err := obj.requiredString("reason")
+	if err != nil {
+		return deviceDenial{}, err
+	}
+	switch reason {
+	case denialUserDenied, denialPolicyDenied, denialInvalidRequest, denialOther:
+	default:
+		return deviceDenial{}, invalidResponse("unknown denial reason %q", reason)
+	}
+	message, err := obj.requiredString("message")
+	if err != nil {
+		return deviceDenial{}, err
+	}
+	return deviceDenial{Reason: reason, Message: message}, nil
+}
+
+// ---- Invocation response ----
+
+// envValues maps final environment names to delivered values.
+type envValues map[string]secretText
+
+// approvedSecret is one approved secret. Variables is what the device
+// returned, by stored name; Environment is the result of routing, by final
+// name (renames applied, the stdin variable removed). Both are empty for an
+// SSH secret.
+type approvedSecret struct {
+	Name        string
+	Type        string
+	Description string
+	Variables   envValues
+	Environment envValues
+}
+
+// stdinDelivery is the one value routed to the command's standard input.
+type stdinDelivery struct {
+	Secret   string
+	Variable string // stored name
+	Value    secretText
+}
+
+// Format prints the routing but never the value. It is defined on the
+// struct as well as on secretText because fmt skips Formatters while it
+// reports a bad verb on a pointer, which would otherwise expose Value.
+func (s stdinDelivery) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, "{%s %s [redacted]}", s.Secret, s.Variable)
+}
+
+// sshSelection is the invocation's SSH secret: its name and public key.
+type sshSelection struct {
+	Secret        string
+	PublicKey     ssh.PublicKey
+	AuthorizedKey string // the public_key text as sent
+}
+
+// invocationResponse is a checked Invocation response. For outcomeApproved
+// Secrets lists every requested secret in name order.
+type invocationResponse struct {
+	Outcome responseOutcome
+	Denial  deviceDenial
+	Error   deviceError
+	Secrets []approvedSecret
+	Stdin   *stdinDelivery
+	SSH     *sshSelection
+}
+
+// Environment merges every secret's final variables; conflicting values
+// were already rejected, so the merge is order-independent.
+func (r *invocationResponse) Environment() map[string]string {
+	env := make(map[string]string)
+	for _, s := range r.Secrets {
+		for name, value := range s.Environment {
+			env[name] = string(value)
+		}
+	}
+	return env
+}
+
+// checkInvocationResponse validates an Invocation response against the
+// request's secrets and routes the values. An error wrapping
+// errInvalidResponse means the client must not start the command and
+// completes ABORTED/INVALID_RESPONSE; any other error is a client bug (the
+// request itself was invalid).
+func checkInvocationResponse(requested map[string]secretDelivery, plaintext []byte) (*invocationResponse, error) {
+	// The routing rules below rely on a valid request (e.g. one stdin).
+	if err := validateSecretDeliveries(requested); err != nil {
+		return nil, fmt.Errorf("checking a response to an invalid request: %w", err)
+	}
+	obj, devErr, err := decodeDeviceResponse(plaintext)
+	if err != nil {
+		return nil, err
+	}
+	if devErr != nil {
+		return &invocationResponse{Outcome: outcomeDeviceError, Error: *devErr}, nil
+	}
+	result, err := obj.requiredString("result")
+	if err != nil {
+		return nil, err
+	}
+	switch result {
+	case resultDenied:
+		d, err := decodeDenial(obj)
+		if err != nil {
+			return nil, err
+		}
+		return &invocationResponse{Outcome: outcomeDenied, Denial: d}, nil
+	case resultApproved:
+	default:
+		return nil, invalidResponse("unexpected result %q", result)
+	}
+
+	secrets, err := obj.requiredObject("secrets")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range protoSortedKeys(requested) {
+		if !secrets.has(name) {
+			return nil, invalidResponse("secret %q was requested but not returned", name)
+		}
+	}
+	for _, name := range protoSortedKeys(secrets) {
+		if _, ok := requested[name]; !ok {
+			return nil, invalidResponse("secret %q was returned but not requested", name)
+		}
+	}
+
+	out := &invocationResponse{Outcome: outcomeApproved}
+	finalOwner := map[string]string{} // final env name -> secret that set it
+	merged := map[string]secretText{}
+	for _, name := range protoSortedKeys(secrets) {
+		sobj, ok := rawJSONObject(secrets[name])
+		if !ok {
+			return nil, invalidResponse("secret %q is not an object", name)
+		}
+		typ, err := sobj.requiredString("type")
+		if err != nil {
+			return nil, invalidInSecret(name, err)
+		}
+		desc, _, err := sobj.optionalString("description")
+		if err != nil {
+			return nil, invalidInSecret(name, err)
+		}
+		delivered := approvedSecret{Name: name, Type: typ, Description: desc, Variables: envValues{}, Environment: envValues{}}
+		routing := requested[name].Environment
+		switch typ {
+		case secretTypeEnvironment:
+			stdin, err := routeEnvironmentSecret(name, sobj, routing, delivered.Variables, delivered.Environment)
+			if err != nil {
+				return nil, err
+			}
+			if stdin != nil {
+				out.Stdin = stdin
+			}
+			for final, value := range delivered.Environment {
+				if prev, seen := merged[final]; seen && prev != value {
+					return nil, invalidResponse("secrets %q and %q deliver different values for %q", finalOwner[final], name, final)
+				}
+				merged[final] = value
+				finalOwner[final] = name
+			}
+		case secretTypeSSH:
+			if !routing.isEmpty() {
+				return nil, invalidResponse("SSH secret %q cannot honour environment options", name)
+			}
+			if out.SSH != nil {
+				return nil, invalidResponse("more than one SSH secret (%q and %q)", out.SSH.Secret, name)
+			}
+			text, err := sobj.requiredString("public_key")
+			if err != nil {
+				return nil, invalidInSecret(name, err)
+			}
+			key, err := parseOpenSSHPublicKey(text)
+			if err != nil {
+				return nil, invalidInSecret(name, err)
+			}
+			out.SSH = &sshSelection{Secret: name, PublicKey: key, AuthorizedKey: text}
+		default:
+			return nil, invalidResponse("secret %q has unsupported type %q", name, typ)
+		}
+		out.Secrets = append(out.Secrets, delivered)
+	}
+	return out, nil
+}
+
+// routeEnvironmentSecret checks one environment secret against its routing,
+// fills values with stored names and env with final names, and returns the
+// stdin value if one is routed.
+func routeEnvironmentSecret(name string, sobj jsonObject, routing *environmentDelivery, values, env envValues) (*stdinDelivery, error) {
+	vars, err := sobj.requiredObject("variables")
+	if err != nil {
+		return nil, invalidInSecret(name, err)
+	}
+	for _, v := range protoSortedKeys(vars) {
+		vobj, ok := rawJSONObject(vars[v])
+		if !ok {
+			return nil, invalidResponse("secret %q: variable %q is not an object", name, v)
+		}
+		value, err := vobj.requiredString("value")
+		if err != nil {
+			return nil, invalidWithin(fmt.Sprintf("secret %q: variable %q", name, v), err)
+		}
+		values[v] = secretText(value)
+	}
+	if routing == nil {
+		routing = &environmentDelivery{}
+	}
+	if routing.Only != nil {
+		for _, v := range routing.Only {
+			if _, ok := values[v]; !ok {
+				return nil, invalidResponse("secret %q lacks variable %q selected by only", name, v)
+			}
+		}
+		for _, v := range protoSortedKeys(values) {
+			if !slices.Contains(routing.Only, v) {
+				return nil, invalidResponse("secret %q returned variable %q not selected by only", name, v)
+			}
+		}
+	}
+	for _, v := range routing.Omit {
+		if _, ok := values[v]; ok {
+			return nil, invalidResponse("secret %q returned omitted variable %q", name, v)
+		}
+	}
+	for _, src := range protoSortedKeys(routing.Rename) {
+		if _, ok := values[src]; !ok {
+			return nil, invalidResponse("secret %q lacks variable %q named by rename", name, src)
+		}
+	}
+	var stdin *stdinDelivery
+	if routing.Stdin != "" {
+		v, ok := values[routing.Stdin]
+		if !ok {
+			return nil, invalidResponse("secret %q lacks variable %q named by stdin", name, routing.Stdin)
+		}
+		stdin = &stdinDelivery{Secret: name, Variable: routing.Stdin, Value: v}
+	}
+	for _, src := range protoSortedKeys(values) {
+		if routing.Stdin != "" && src == routing.Stdin {
+			continue
+		}
+		final := src
+		if dst, ok := routing.Rename[src]; ok {
+			final = dst
+		}
+		if !validEnvironmentName(final) {
+			return nil, invalidResponse("secret %q: invalid environment variable name %q", name, final)
+		}
+		value := values[src]
+		if strings.ContainsRune(string(value), 0) {
+			return nil, invalidResponse("secret %q: value of %q contains a NUL byte", name, src)
+		}
+		if prev, seen := env[final]; seen && prev != value {
+			return nil, invalidResponse("secret %q delivers different values for %q", name, final)
+		}
+		env[final] = value
+	}
+	return stdin, nil
+}
+
+// ---- SecretList, SecretUpload, PairingFinish, PairingRemove responses ----
+
+// secretMetadata is one listed secret. Types other than environment and
+// ssh are listed by name and type only: the list is display data and a
+// newer device may hold kinds this client cannot use.
+type secretMetadata struct {
+	Name        string
+	Description string
+	Type        string
+	Variables   []string // environment
+	PublicKey   string   // ssh
+}
+
+type secretListResponse struct {
+	Outcome responseOutcome
+	Error   deviceError
+	Secrets []secretMetadata // name order
+}
+
+func checkSecretListResponse(plaintext []byte) (*secretListResponse, error) {
+	obj, devErr, err := decodeDeviceResponse(plaintext)
+	if err != nil {
+		return nil, err
+	}
+	if devErr != nil {
+		return &secretListResponse{Outcome: outcomeDeviceError, Error: *devErr}, nil
+	}
+	secrets, err := obj.requiredObject("secrets")
+	if err != nil {
+		return nil, err
+	}
+	out := &secretListResponse{Outcome: outcomeApproved, Secrets: []secretMetadata{}}
+	for _, name := range protoSortedKeys(secrets) {
+		if name == "" {
+			return nil, invalidResponse("listed secret has an empty name")
+		}
+		sobj, ok := rawJSONObject(secrets[name])
+		if !ok {
+			return nil, invalidResponse("secret %q is not an object", name)
+		}
+		md := secretMetadata{Name: name}
+		if md.Type, err = sobj.requiredString("type"); err != nil {
+			return nil, invalidInSecret(name, err)
+		}
+		if md.Description, _, err = sobj.optionalString("description"); err != nil {
+			return nil, invalidInSecret(name, err)
+		}
+		switch md.Type {
+		case secretTypeEnvironment:
+			raw, ok := sobj["variables"]
+			if !ok || len(raw) == 0 || raw[0] != '[' {
+				return nil, invalidResponse("secret %q: \"variables\" is not an array", name)
+			}
+			var items []json.RawMessage
+			if json.Unmarshal(raw, &items) != nil {
+				return nil, invalidResponse("secret %q: \"variables\" is not an array", name)
+			}
+			md.Variables = make([]string, 0, len(items))
+			for _, it := range items {
+				v, ok := rawJSONString(it)
+				if !ok {
+					return nil, invalidResponse("secret %q: a variable name is not a string", name)
+				}
+				if slices.Contains(md.Variables, v) {
+					return nil, invalidResponse("secret %q lists %q twice", name, v)
+				}
+				md.Variables = append(md.Variables, v)
+			}
+		case secretTypeSSH:
+			if md.PublicKey, err = sobj.requiredString("public_key"); err != nil {
+				return nil, invalidInSecret(name, err)
+			}
+		}
+		out.Secrets = append(out.Secrets, md)
+	}
+	return out, nil
+}
+
+// resultResponse is a checked PairingFinish, SecretUpload or PairingRemove
+// response. outcomeApproved is ACCEPTED, RECEIVED or the PairingRemove {};
+// outcomeDenied is REJECTED (Message holds the upload rejection text).
+type resultResponse struct {
+	Outcome responseOutcome
+	Error   deviceError
+	Message string
+}
+
+func checkResultResponse(plaintext []byte, approved, rejected string, rejectionMessage bool) (*resultResponse, error) {
+	obj, devErr, err := decodeDeviceResponse(plaintext)
+	if err != nil {
+		return nil, err
+	}
+	if devErr != nil {
+		return &resultResponse{Outcome: outcomeDeviceError, Error: *devErr}, nil
+	}
+	result, err := obj.requiredString("result")
+	if err != nil {
+		return nil, err
+	}
+	switch result {
+	case approved:
+		return &resultResponse{Outcome: outcomeApproved}, nil
+	case rejected:
+		r := &resultResponse{Outcome: outcomeDenied}
+		if rejectionMessage {
+			if r.Message, err = obj.requiredString("message"); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	}
+	return nil, invalidResponse("unexpected result %q", result)
+}
+
+// checkPairingFinishResponse: ACCEPTED means the device activated the
+// pairing; REJECTED leaves the client pairing pending.
+func checkPairingFinishResponse(plaintext []byte) (*resultResponse, error) {
+	return checkResultResponse(plaintext, resultAccepted, resultRejected, false)
+}
+
+// checkSecretUploadResponse: RECEIVED or REJECTED with a message.
+func checkSecretUploadResponse(plaintext []byte) (*resultResponse, error) {
+	return checkResultResponse(plaintext, resultReceived, resultRejected, true)
+}
+
+// checkPairingRemoveResponse: any authenticated object other than the error
+// form ({} in v1) means the device removed the pairing.
+func checkPairingRemoveResponse(plaintext []byte) (*resultResponse, error) {
+	_, devErr, err := decodeDeviceResponse(plaintext)
+	if err != nil {
+		return nil, err
+	}
+	if devErr != nil {
+		return &resultResponse{Outcome: outcomeDeviceError, Error: *devErr}, nil
+	}
+	return &resultResponse{Outcome: outcomeApproved}, nil
+}
