@@ -1,0 +1,272 @@
+// Selection, inspection, revalidation and approval context
+// (command-execution.md, "Working directory and search path", "Selected
+// executable", "Executable inspection and revalidation", "Approval
+// context"), with real processes and files.
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestReplacedPathStillRunsTheSelectedBinary(t *testing.T) {
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "bin", "tool")
+	os.MkdirAll(filepath.Dir(tool), 0o755)
+	copyTestBinary(t, tool)
+	env := []string{"AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=original", "PATH=" + filepath.Dir(tool) + ":/usr/bin:/bin"}
+	l := startLaunch(t, dir, env, "-s", "x", "--", "tool")
+	l.approval.waitRequest(t)
+	writeExecutable(t, tool+".new", "#!/bin/sh\necho replacement\n")
+	if err := os.Rename(tool+".new", tool); err != nil {
+		t.Fatal(err)
+	}
+	l.approval.approve(t, nil)
+	if status := l.wait(t); status != 0 || l.stdout.String() != "original\n" {
+		t.Fatalf("status %d stdout %q stderr %s; want the originally selected file to run", status, l.stdout.String(), l.stderr.String())
+	}
+}
+
+func TestChangedExecutableIsRefused(t *testing.T) {
+	for _, script := range []bool{false, true} {
+		t.Run(map[bool]string{false: "binary", true: "script"}[script], func(t *testing.T) {
+			dir := t.TempDir()
+			tool := filepath.Join(dir, "tool")
+			if script {
+				writeExecutable(t, tool, "#!/bin/sh\necho ran\n")
+			} else {
+				copyTestBinary(t, tool)
+			}
+			l := startLaunch(t, dir, []string{"AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=ran"}, "-s", "x", "--", "./tool")
+			req := l.approval.waitRequest(t)
+			if (req.Operation.ExecutableMode == "SCRIPT") != script {
+				t.Fatalf("mode %s, script %v", req.Operation.ExecutableMode, script)
+			}
+			f, err := os.OpenFile(tool, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write([]byte("\n# changed\n"))
+			f.Close()
+			l.approval.approve(t, nil)
+			status := l.wait(t)
+			if status != 1 || strings.Contains(l.stdout.String(), "ran") || !strings.Contains(l.stderr.String(), "changed while waiting for approval") {
+				t.Fatalf("status %d stdout %q stderr %q; want a refusal", status, l.stdout.String(), l.stderr.String())
+			}
+		})
+	}
+}
+
+func TestPathFromTheDeviceIsNotSearched(t *testing.T) {
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "first", "tool"), "#!/bin/sh\necho first\n")
+	writeExecutable(t, filepath.Join(dir, "second", "tool"), "#!/bin/sh\necho second\n")
+	l, status := runApproved(t, dir, []string{"PATH=" + filepath.Join(dir, "first") + ":/usr/bin:/bin"},
+		map[string]map[string]string{"x": {"PATH": filepath.Join(dir, "second") + ":/usr/bin:/bin"}}, "-s", "x", "--", "tool")
+	if status != 0 || l.stdout.String() != "first\n" {
+		t.Fatalf("status %d stdout %q; want the tool selected before approval", status, l.stdout.String())
+	}
+}
+
+func TestRelativePathEntriesUseTheRetainedDirectory(t *testing.T) {
+	base := t.TempDir()
+	work := filepath.Join(base, "work")
+	writeExecutable(t, filepath.Join(work, "bin", "tool"), "#!/bin/sh\necho retained\n")
+	elsewhere := filepath.Join(base, "elsewhere")
+	writeExecutable(t, filepath.Join(elsewhere, "bin", "tool"), "#!/bin/sh\necho elsewhere\n")
+	// PWD names another directory, as a shell's stale $PWD would; the
+	// retained descriptor and the process's own directory decide.
+	l := startLaunch(t, work, []string{"PATH=bin:/usr/bin:/bin", "PWD=" + elsewhere}, "-s", "x", "--", "tool")
+	req := l.approval.waitRequest(t)
+	if req.Operation.WorkingDirectory != work || req.Operation.ExecutablePath != filepath.Join(work, "bin", "tool") {
+		t.Fatalf("request names %q and %q", req.Operation.WorkingDirectory, req.Operation.ExecutablePath)
+	}
+	// Move the directory away and put a different tool at the old path.
+	if err := os.Rename(work, work+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	writeExecutable(t, filepath.Join(work, "bin", "tool"), "#!/bin/sh\necho impostor\n")
+	l.approval.approve(t, nil)
+	if status := l.wait(t); status != 0 || l.stdout.String() != "retained\n" {
+		t.Fatalf("status %d stdout %q stderr %s", status, l.stdout.String(), l.stderr.String())
+	}
+}
+
+func TestNonExecutableCandidatesAreSkipped(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "a", "tool"), []byte("#!/bin/sh\necho not-executable\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "b", "tool"), 0o755) // a directory
+	writeExecutable(t, filepath.Join(dir, "c", "tool"), "#!/bin/sh\necho executable\n")
+	path := strings.Join([]string{filepath.Join(dir, "missing"), filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")}, ":")
+	l, status := runApproved(t, dir, []string{"PATH=" + path}, nil, "-s", "x", "--", "tool")
+	if status != 0 || l.stdout.String() != "executable\n" {
+		t.Fatalf("status %d stdout %q stderr %s", status, l.stdout.String(), l.stderr.String())
+	}
+}
+
+func TestSelectionFailuresDoNotContactTheDevice(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plain"), []byte("data"), 0o644)
+	cases := []struct {
+		name, command, want string
+		env                 []string
+	}{
+		{"not found", "no-such-command-here", "command not found: no-such-command-here", []string{"PATH=" + dir}},
+		{"not executable in PATH", "plain", "cannot run " + dir + "/plain: permission denied", []string{"PATH=" + dir}},
+		{"not executable by path", "./plain", "cannot run ./plain", nil},
+		{"directory", dir, "cannot run " + dir, nil},
+		{"missing path", "./nothing", "command not found: ./nothing", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := startLaunch(t, dir, c.env, "-s", "x", "--", c.command)
+			status := l.wait(t)
+			stderr := l.stderr.String()
+			if status != 1 || !strings.Contains(stderr, "AGENTKNOCK: "+c.want) || !strings.Contains(stderr, "did not contact the device") {
+				t.Fatalf("status %d stderr %q; want %q", status, stderr, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(string(l.approval), "request.json")); err == nil {
+				t.Fatal("a request was sent")
+			}
+		})
+	}
+}
+
+func TestRemovedWorkingDirectoryIsReported(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone")
+	os.Mkdir(gone, 0o755)
+	cmd := exec.Command("sh", "-c", `cd "$1" && rmdir "$1" && exec "$2" -s x -- true`, "sh", gone, testBinary)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("err %v output %s", err, out)
+	}
+	if !strings.Contains(string(out), "AGENTKNOCK: the working directory no longer exists") || !strings.Contains(string(out), "did not contact the device") {
+		t.Fatalf("output %q", out)
+	}
+}
+
+func TestScriptContentsAreReported(t *testing.T) {
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "small"), "#!/bin/sh\necho caf\xe9\n")
+	writeExecutable(t, filepath.Join(dir, "large"), "#!/bin/sh\n"+strings.Repeat("# padding\n", 2000))
+	for name, want := range map[string]*string{"small": ptr("#!/bin/sh\necho caf\uFFFD\n"), "large": nil} {
+		l := startLaunch(t, dir, nil, "-s", "x", "--", "./"+name)
+		req := l.approval.waitRequest(t)
+		l.approval.respond(t, testApprovalReply{Deny: "no"})
+		l.wait(t)
+		got := req.Operation.ScriptContents
+		if req.Operation.ExecutableMode != "SCRIPT" || (want == nil) != (got == nil) || (want != nil && *got != *want) {
+			t.Fatalf("%s: mode %s contents %v", name, req.Operation.ExecutableMode, got)
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func TestStreamKindsAndLauncherChain(t *testing.T) {
+	dir := t.TempDir()
+	approval := newApprovalDir(t)
+	cmd := exec.Command(testBinary, "-s", "x", "--", "true")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	pr, pw, _ := os.Pipe()
+	defer pr.Close()
+	defer pw.Close()
+	file, _ := os.Create(filepath.Join(dir, "out"))
+	defer file.Close()
+	pair, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	sock := os.NewFile(uintptr(pair[0]), "sock")
+	defer sock.Close()
+	defer unix.Close(pair[1])
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pr, file, sock
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	req := approval.waitRequest(t)
+	approval.respond(t, testApprovalReply{Deny: "no"})
+	cmd.Wait()
+	if op := req.Operation; op.Stdin != "PIPE" || op.Stdout != "REGULAR_FILE" || op.Stderr != "SOCKET" {
+		t.Fatalf("streams %s %s %s", op.Stdin, op.Stdout, op.Stderr)
+	}
+	self, _ := os.Executable()
+	if n := len(req.LauncherChain); n == 0 || n > 4 || req.LauncherChain[n-1] != self {
+		t.Fatalf("launcher chain %q should end with this test binary %q", req.LauncherChain, self)
+	}
+	if got := streamKind(-1); got != "UNKNOWN" {
+		t.Fatalf("closed stream is %s", got)
+	}
+}
+
+// An execute-only file cannot be read: it is reported as a binary without a
+// hash and still runs through the retained descriptor. Needs root to run
+// the launcher as another user (root itself can read any file).
+func TestExecuteOnlyBinaryHasNoHash(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the launcher as an unprivileged user")
+	}
+	dir, err := os.MkdirTemp("", "agentknock-xonly-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	tool := filepath.Join(dir, "tool")
+	copyTestBinary(t, tool)
+	os.Chmod(tool, 0o711)
+	approval := filepath.Join(dir, "approval")
+	os.Mkdir(approval, 0o777)
+	os.Chmod(approval, 0o777)
+	os.Chmod(filepath.Dir(testBinary), 0o755)
+
+	cmd := exec.Command(testBinary, "-s", "x", "--", tool)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+approval, "AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=ran")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := approvalDir(approval)
+	req := d.waitRequest(t)
+	if req.Operation.ExecutableHash != nil || req.Operation.ExecutableMode != "BINARY" {
+		t.Fatalf("execute-only file reported with hash %x, mode %s", req.Operation.ExecutableHash, req.Operation.ExecutableMode)
+	}
+	d.approve(t, nil)
+	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {
+		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+}
+
+func TestNonUTF8ExecutablePathStopsBeforeTheRequest(t *testing.T) {
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "bin\xff", "tool"), "#!/bin/sh\necho ran\n")
+	l := startLaunch(t, dir, []string{"PATH=" + filepath.Join(dir, "bin\xff")}, "-s", "x", "--", "tool")
+	if status := l.wait(t); status != 1 || !strings.Contains(l.stderr.String(), "not valid UTF-8") || !strings.Contains(l.stderr.String(), "did not contact the device") {
+		t.Fatalf("status %d stderr %q", status, l.stderr.String())
+	}
+}
+
+// An error that is not an ordinary miss (here a symbolic-link loop) stops
+// the PATH search instead of falling through to a later directory.
+func TestOtherErrorsStopTheSearch(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a"), 0o755)
+	os.Symlink("tool", filepath.Join(dir, "a", "tool")) // points at itself
+	writeExecutable(t, filepath.Join(dir, "b", "tool"), "#!/bin/sh\necho later\n")
+	l := startLaunch(t, dir, []string{"PATH=" + filepath.Join(dir, "a") + ":" + filepath.Join(dir, "b")}, "-s", "x", "--", "tool")
+	status := l.wait(t)
+	if status != 1 || strings.Contains(l.stdout.String(), "later") || !strings.Contains(l.stderr.String(), "cannot run "+filepath.Join(dir, "a", "tool")) {
+		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+	}
+}
