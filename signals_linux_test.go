@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // signalProbe prints the signal state and file limit the kernel reports.
