@@ -110,10 +110,14 @@ func writeJSON(dir, name string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(dir, name, append(b, '\n'))
+	return WriteFileAtomic(dir, name, append(b, '\n'))
 }
 
-func writeFileAtomic(dir, name string, data []byte) (err error) {
+// WriteFileAtomic replaces dir/name with data, mode 0600: a temporary file
+// in the same directory, fsync, rename, fsync of the directory, so a crash
+// leaves the old or the new file. The agentknock-device program uses it for
+// its own state files too.
+func WriteFileAtomic(dir, name string, data []byte) (err error) {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*") // created 0600
 	if err != nil {
 		return err

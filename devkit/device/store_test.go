@@ -105,10 +105,10 @@ func TestInitIdempotentAndPrivate(t *testing.T) {
 func TestAtomicWriteReplacesWhole(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o700)
-	if err := writeFileAtomic(dir, "f", []byte("old")); err != nil {
+	if err := WriteFileAtomic(dir, "f", []byte("old")); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(dir, "f", []byte("new contents")); err != nil {
+	if err := WriteFileAtomic(dir, "f", []byte("new contents")); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(readFile(t, filepath.Join(dir, "f"))); got != "new contents" {
@@ -116,7 +116,7 @@ func TestAtomicWriteReplacesWhole(t *testing.T) {
 	}
 	// A failed write (the target is a directory) leaves no temp file.
 	os.Mkdir(filepath.Join(dir, "d"), 0o700)
-	if err := writeFileAtomic(dir, "d", []byte("x")); err == nil {
+	if err := WriteFileAtomic(dir, "d", []byte("x")); err == nil {
 		t.Fatal("rename over a directory succeeded")
 	}
 	checkModes(t, dir)

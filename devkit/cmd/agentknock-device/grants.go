@@ -15,6 +15,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"agentknock.dev/agentknock/devkit/device"
 )
 
 const grantsFile = "grants.json"
@@ -106,7 +108,7 @@ func (s *grantStore) add(clientID, operation string, secrets []string, d time.Du
 	if err != nil {
 		return grant{}, err
 	}
-	if err := writeFileAtomic(s.path, append(data, '\n')); err != nil {
+	if err := device.WriteFileAtomic(filepath.Dir(s.path), filepath.Base(s.path), append(data, '\n')); err != nil {
 		return grant{}, err
 	}
 	return g, nil
