@@ -45,6 +45,48 @@ func selectionErrorf(format string, args ...any) error {
 	return &selectionError{fmt.Sprintf(format, args...)}
 }
 
+// retainWorkdir opens the current directory as the base of every relative
+// lookup. A removed directory can still be opened, so getcwd decides.
+func retainWorkdir() (workdir, error) {
+	fd, err := unix.Open(".", workdirFlags, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return workdir{}, selectionErrorf("the working directory no longer exists")
+		}
+		return workdir{}, selectionErrorf("cannot open the working directory: %v", err)
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Getcwd(buf)
+	if err != nil {
+		unix.Close(fd)
+		if errors.Is(err, unix.ENOENT) {
+			return workdir{}, selectionErrorf("the working directory no longer exists")
+		}
+		return workdir{}, selectionErrorf("cannot determine the working directory: %v", err)
+	}
+	path := strings.TrimRight(string(buf[:n]), "\x00")
+	if checkUTF8Path(path) != nil {
+		unix.Close(fd)
+		return workdir{}, selectionErrorf("the working directory path is not valid UTF-8, so it cannot be shown to the device")
+	}
+	return workdir{fd: fd, path: path}, nil
+}
+
+// dirfdFor is where a candidate's lookup starts: the root for absolute
+// paths, the retained directory for relative ones.
+func dirfdFor(wd workdir, candidate string) int {
+	if strings.HasPrefix(candidate, "/") {
+		return unix.AT_FDCWD
+	}
+	return wd.fd
+}
+
+func statAt(wd workdir, candidate string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(dirfdFor(wd, candidate), candidate, &st, 0)
+	return st, err
+}
+
 // missingCandidate reports an error that an ordinary PATH search treats as
 // "not here, try the next directory" (execvp(3) does the same).
 func missingCandidate(err error) bool {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,45 +16,8 @@ import (
 // defaultSearchPath is glibc's confstr(_CS_PATH), used when PATH is unset.
 const defaultSearchPath = "/bin:/usr/bin"
 
-// retainWorkdir opens the current directory as the base of every relative
-// lookup. A removed directory can still be opened, so getcwd decides.
-func retainWorkdir() (workdir, error) {
-	fd, err := unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return workdir{}, selectionErrorf("the working directory no longer exists")
-		}
-		return workdir{}, selectionErrorf("cannot open the working directory: %v", err)
-	}
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Getcwd(buf)
-	if err != nil {
-		unix.Close(fd)
-		if errors.Is(err, unix.ENOENT) {
-			return workdir{}, selectionErrorf("the working directory no longer exists")
-		}
-		return workdir{}, selectionErrorf("cannot determine the working directory: %v", err)
-	}
-	path := strings.TrimRight(string(buf[:n]), "\x00")
-	if checkUTF8Path(path) != nil {
-		unix.Close(fd)
-		return workdir{}, selectionErrorf("the working directory path is not valid UTF-8, so it cannot be shown to the device")
-	}
-	return workdir{fd: fd, path: path}, nil
-}
-
-func dirfdFor(wd workdir, candidate string) int {
-	if strings.HasPrefix(candidate, "/") {
-		return unix.AT_FDCWD
-	}
-	return wd.fd
-}
-
-func statAt(wd workdir, candidate string) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	err := unix.Fstatat(dirfdFor(wd, candidate), candidate, &st, 0)
-	return st, err
-}
+// workdirFlags retain the working directory without opening it for reading.
+const workdirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC
 
 // openCandidate opens one candidate with O_PATH (a FIFO or device is never
 // really opened), requires a regular file the effective IDs may execute, and

@@ -134,17 +134,8 @@ func decodePairing(data []byte) (*pairingState, error) {
 }
 
 func encodePairing(p *pairingState) ([]byte, error) {
-	known, err := json.Marshal(struct {
-		Pending     bool   `json:"pending,omitempty"`
-		DeviceID    ULID   `json:"device_id"`
-		ClientID    ULID   `json:"client_id"`
-		ClientToken string `json:"client_token"`
-		ClientPSK   []byte `json:"client_psk"`
-		DeviceKey   []byte `json:"device_key"`
-		RotatedAt   uint64 `json:"rotated_at"`
-		RotationKey string `json:"rotation_key,omitempty"`
-		RelayURL    string `json:"relay_url,omitempty"`
-	}{p.Pending, p.DeviceID, p.ClientID, p.ClientToken, p.ClientPSK, p.DeviceKey, p.RotatedAt, p.RotationKey, p.RelayURL})
+	// The unexported other field is not marshalled; it is merged below.
+	known, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
 	}
