@@ -1,0 +1,257 @@
+// relay_exchange.go: the client's exchange state machine (Agentknock v1
+// client-relay protocol, "Reconnection and recovery" and "Exchange
+// transitions" in client-relay-protocol.md): drive resends the request until
+// acked and resumes afterwards, spends the consecutive-failure budget with
+// backoff, and applies ack, receipt, message, state, inactive and error
+// frames (handle, reconcile).
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+func (x *relayExchange) reached(goal relayGoal) bool {
+	switch goal {
+	case goalRequestAcked:
+		return x.requestAcked
+	case goalResponse:
+		return x.response != nil
+	default:
+		return x.completionAcked
+	}
+}
+
+// drive runs the recovery table of client-relay-protocol.md until goal holds:
+// no ack -> resend the fixed request; acked -> resume on every new socket.
+func (x *relayExchange) drive(ctx context.Context, goal relayGoal) error {
+	for !x.reached(goal) {
+		if x.closed {
+			return errExchangeClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if x.conn == nil {
+			if err := x.connect(ctx); err != nil {
+				return err
+			}
+		}
+		if err := x.sendPending(ctx, goal); err != nil {
+			if err := x.connectionFailed(ctx, "sending to the relay failed: "+err.Error(), 0); err != nil {
+				return err
+			}
+			continue
+		}
+		var ev relayEvent
+		select {
+		case ev = <-x.conn.events:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if ev.err != nil {
+			x.dropConn()
+			if refusal := relayCloseRefusal(ev.err); refusal != nil {
+				return refusal
+			}
+			if err := x.failed(ctx, relayDescribeReadError(ev.err), 0); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := x.handle(ctx, goal, ev.frame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *relayExchange) sendPending(ctx context.Context, goal relayGoal) error {
+	c := x.conn
+	if !x.requestAcked {
+		if !c.sentRequest {
+			if err := x.write(ctx, x.requestFrame); err != nil {
+				return err
+			}
+			c.sentRequest = true
+			x.requestWritten = true
+		}
+		return nil
+	}
+	// Only resume gets the relay to replay a pending response on a new
+	// socket; the socket that carried the acked request needs none.
+	if c.resumeNeeded && !c.sentResume {
+		if err := x.write(ctx, x.controlFrame("resume", "")); err != nil {
+			return err
+		}
+		c.sentResume = true
+	}
+	if goal == goalCompletionAcked && !c.sentCompletion {
+		if err := x.write(ctx, x.completionFrame); err != nil {
+			return err
+		}
+		c.sentCompletion = true
+	}
+	return nil
+}
+
+func (x *relayExchange) write(ctx context.Context, frame []byte) error {
+	wctx, cancel := context.WithTimeout(ctx, x.opt.ConnectTimeout)
+	defer cancel()
+	return x.conn.ws.Write(wctx, websocket.MessageText, frame)
+}
+
+// connectionFailed abandons the socket after a failed write or a retryable
+// relay error. A write cut short by the caller's cancellation has already
+// closed the socket, so it counts as cancellation, not as a relay failure.
+func (x *relayExchange) connectionFailed(ctx context.Context, reason string, atLeast time.Duration) error {
+	x.dropConn()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return x.failed(ctx, reason, atLeast)
+}
+
+// failed spends one unit of the consecutive-failure budget and waits the
+// backoff (or the relay's requested delay, if longer).
+func (x *relayExchange) failed(ctx context.Context, reason string, atLeast time.Duration) error {
+	x.failures++
+	if x.failures >= x.opt.MaxFailures {
+		return fmt.Errorf("%w after %d consecutive failures: %s", errRelayUnavailable, x.failures, reason)
+	}
+	delay := x.opt.BackoffInitial
+	for i := 1; i < x.failures && delay < x.opt.BackoffMax; i++ {
+		delay *= 2
+	}
+	delay = min(delay, x.opt.BackoffMax)
+	delay = max(delay, min(atLeast, relayMaxRetryAfter))
+	x.progress("reconnecting (" + reason + ")")
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (x *relayExchange) dropConn() {
+	if x.conn != nil {
+		x.conn.stop()
+		_ = x.conn.ws.CloseNow()
+		x.conn = nil
+	}
+}
+
+func (x *relayExchange) markRequestAcked() {
+	if !x.requestAcked {
+		x.requestAcked = true
+		x.progressOnce("request acknowledged by relay")
+	}
+}
+
+func (x *relayExchange) markDeviceReceived() {
+	x.markRequestAcked()
+	x.progressOnce("device received request")
+}
+
+// handle applies one valid relay frame. Frames for another exchange are
+// discarded and do not count as progress.
+func (x *relayExchange) handle(ctx context.Context, goal relayGoal, f *relayFrame) error {
+	if (f.ClientID != nil && *f.ClientID != x.clientID) || (f.RequestID != nil && *f.RequestID != x.requestID) {
+		return nil
+	}
+	if f.Type != "error" {
+		x.failures = 0
+	}
+	switch f.Type {
+	case "ack":
+		if *f.Kind == "request" {
+			x.markRequestAcked()
+		} else if x.completionFrame != nil {
+			x.completionAcked = true
+		}
+	case "receipt":
+		if *f.Kind == "request" {
+			x.markDeviceReceived()
+		}
+	case "message":
+		x.markDeviceReceived()
+		if x.response == nil {
+			x.response = bytes.Clone(f.Payload)
+			x.progressOnce("response received")
+		}
+		// Every duplicate is acknowledged, so the relay stops redelivering.
+		if err := x.write(ctx, x.controlFrame("ack", "response")); err != nil {
+			return x.connectionFailed(ctx, "acknowledging the response failed: "+err.Error(), 0)
+		}
+	case "state":
+		return x.reconcile(goal, f)
+	case "inactive":
+		kind := ""
+		if f.Kind != nil {
+			kind = *f.Kind
+		}
+		affected := kind == "" ||
+			(kind == "request" && (goal != goalCompletionAcked || !x.requestAcked)) ||
+			(kind == "response" && goal == goalResponse) ||
+			(kind == "completion" && goal == goalCompletionAcked)
+		if affected {
+			if kind != "" {
+				return fmt.Errorf("%w (%s)", errExchangeInactive, kind)
+			}
+			return errExchangeInactive
+		}
+	case "error":
+		code, message := relayText(*f.Error), relayText(*f.Message)
+		if !*f.Retryable {
+			return &relayRefusal{
+				Code:     code,
+				Message:  message,
+				summary:  "the relay refused the exchange",
+				inactive: code == "CLIENT_INACTIVE",
+			}
+		}
+		var after time.Duration
+		if f.RetryAfterMS != nil {
+			after = relayMillis(*f.RetryAfterMS)
+		}
+		return x.connectionFailed(ctx, "relay asked to retry: "+code+": "+message, after)
+	}
+	return nil
+}
+
+// reconcile applies a state snapshot (the answer to resume).
+func (x *relayExchange) reconcile(goal relayGoal, f *relayFrame) error {
+	switch *f.Request {
+	case "accepted":
+		x.markRequestAcked()
+	case "delivered":
+		x.markDeviceReceived()
+	}
+	if *f.Response != "absent" {
+		x.markDeviceReceived()
+	}
+	switch goal {
+	case goalResponse:
+		if x.response != nil || *f.Response == "accepted" ||
+			(*f.Response == "absent" && *f.Exchange == "open") {
+			return nil // the relay sends a pending response after the snapshot
+		}
+		return fmt.Errorf("%w: exchange %s, request %s, response %s, completion %s, and this client holds no response",
+			errExchangeInactive, *f.Exchange, *f.Request, *f.Response, *f.Completion)
+	case goalCompletionAcked:
+		switch *f.Completion {
+		case "accepted", "delivered", "discarded":
+			if x.completionFrame != nil {
+				x.completionAcked = true
+			}
+		}
+	}
+	return nil
+}
