@@ -93,6 +93,8 @@ func agentknockMain(args []string) int {
 		args = args[1:]
 	case "pairing":
 		return pairingMain(args[1:], cs)
+	case "secret":
+		return secretMain(args[1:], cs)
 	default:
 		if len(args[0]) == 0 || args[0][0] != '-' {
 			return reportUsage(usagef("unknown command %q", args[0]))

@@ -1,0 +1,627 @@
+// `agentknock secret list` and `agentknock secret upload`: the SecretList
+// and SecretUpload methods of the client-device protocol ("Secret list",
+// "Secret upload"), with the reference client's command line. The sources
+// of an upload are read in secret_sources.go.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+const secretUsageText = `agentknock secret: list the paired device's secrets, or upload one for review.
+
+Usage:
+  agentknock secret list [OPTIONS]
+  agentknock secret upload NAME [--description TEXT] [--update | --replace] SOURCE...
+  agentknock secret list --help | agentknock secret upload --help
+
+A secret defines data or operations that the paired device can provide.
+Agentknock lists and uploads environment-variable and SSH-key secrets. Both
+commands need an active pairing: run ` + "`agentknock pairing start ADDRESS`" + ` and
+` + "`agentknock pairing finish`" + ` first.
+
+Commands:
+  list      Write the metadata of the available secrets, never their values,
+            to standard output as JSON.
+  upload    Send a secret, end-to-end encrypted, to the device for review. It
+            cannot be used until you approve the upload on the device.
+
+Exit status: 0 on success; 1 when the operation fails or the device rejects
+it; 2 for command-line errors; 128+N when signal N interrupts it.
+
+Examples:
+  agentknock secret list
+  agentknock secret upload github --description "GitHub API access" --from-env GH_TOKEN
+  agentknock secret upload development --from-env-file .env
+  agentknock secret upload production-ssh --from-ssh-key ~/.ssh/id_ed25519
+  agentknock secret upload github --update --from-prompt GH_TOKEN
+`
+
+const secretListUsageText = `agentknock secret list: list the secrets available from the paired device.
+
+Usage:
+  agentknock secret list [--quiet | --verbose] [--agentknock-home DIR]
+
+Agentknock asks the paired device for the metadata of the secrets available
+to this client and writes one JSON object to standard output: every secret
+by name, in name order, with its type, its description when it has one, and
+its public metadata (the variable names of an environment secret, the public
+key of an SSH secret). The output never contains secret values. Messages go
+to standard error, so the JSON can be redirected or processed on its own.
+While it waits for the device, Agentknock reports progress every 30 seconds.
+
+Options:
+  --quiet                Only errors from Agentknock.
+  --verbose              Also report the relay's progress.
+  --agentknock-home DIR  State directory (default: $AGENTKNOCK_HOME, else
+                         $HOME/.agentknock).
+
+Example output:
+  {
+    "secrets": {
+      "git-signing": {
+        "description": "Git signing key",
+        "type": "ssh",
+        "public_key": "ssh-ed25519 AAAA..."
+      },
+      "github": {
+        "description": "GitHub API access",
+        "type": "environment",
+        "variables": [
+          "GH_TOKEN"
+        ]
+      }
+    }
+  }
+`
+
+const secretUploadUsageText = `agentknock secret upload: upload a secret to the paired device for review.
+
+Usage:
+  agentknock secret upload NAME [--description TEXT] [--update | --replace]
+      ENVIRONMENT-SOURCE...
+  agentknock secret upload NAME [--description TEXT] [--update | --replace]
+      --from-ssh-key PATH [--passphrase-prompt | --passphrase-env VAR]
+
+Agentknock builds an environment-variable or SSH-key secret from local data
+and sends it, end-to-end encrypted, to the paired device. The command ends
+when the device confirms that it received the upload; the secret stays
+unavailable until you approve the upload on the device, and Agentknock does
+not wait for that decision. Values and keys are never printed. Options may
+come before or after NAME.
+
+NAME is the secret's name (not empty, no comma). A new secret is created
+unless --update or --replace is given; you can still rename it when you
+approve it on the device. With --update or --replace, NAME is the exact name
+of an existing secret.
+
+Modes:
+  (default)              Create a new secret.
+  --update               Change only what you supply: other variables are
+                         kept, and so is the description unless
+                         --description is given.
+  --replace              Replace the whole secret: what you do not supply is
+                         removed.
+
+Options:
+  --description TEXT     Description shown on the device. With --update,
+                         omit it to keep the current one; "" removes it.
+  --quiet                Only errors from Agentknock.
+  --verbose              Also report the relay's progress.
+  --agentknock-home DIR  State directory (default: $AGENTKNOCK_HOME, else
+                         $HOME/.agentknock).
+
+Environment-variable sources (combinable and repeatable; each variable name
+at most once; names are letters, digits and _, not starting with a digit):
+  --from-env NAME        The value of NAME in Agentknock's own environment.
+  --from-file NAME=PATH  The whole content of PATH as the value of NAME,
+                         exactly (no trailing newline is removed). NAME=-
+                         reads standard input.
+  --from-env-file PATH   Every variable of a dotenv file; - reads standard
+                         input.
+  --from-prompt NAME     Ask for the value on the terminal, without echo.
+
+SSH-key source (cannot be combined with the sources above):
+  --from-ssh-key PATH    An Ed25519 or RSA private key in OpenSSH format; -
+                         reads standard input. It is sent without its
+                         passphrase (inside the encrypted request), with its
+                         comment.
+  --passphrase-prompt    Ask for the key's passphrase on the terminal,
+                         without echo.
+  --passphrase-env VAR   Take the key's passphrase from environment
+                         variable VAR.
+
+At most one source can read standard input, and standard input must not be
+a terminal (use --from-prompt to type a value). Every value must be valid
+UTF-8 without NUL bytes. The whole upload, encrypted and encoded, must fit
+in one 256 KiB relay message, so values should stay well under 180 KiB.
+
+Dotenv files have one NAME=VALUE per line, optionally preceded by ` + "`export `" + `.
+Blank lines and lines starting with # are ignored. Unquoted values are
+trimmed, and a # after a space ends them. 'Single-quoted' values are taken
+literally. "Double-quoted" values understand \n, \r, \t, \", \\ and \$.
+Quoted values may span lines. Nothing is expanded.
+
+A key in a legacy PEM format (BEGIN RSA PRIVATE KEY, BEGIN PRIVATE KEY, ...)
+must be converted first with ` + "`ssh-keygen -p -f PATH`" + `, which rewrites it in
+OpenSSH format.
+
+Exit status: 0 when the device received the upload; 1 when Agentknock or the
+device refused it or the exchange failed; 2 for command-line errors; 128+N
+when signal N interrupts it.
+
+Examples:
+  Create a secret from the current environment:
+    agentknock secret upload github --description "GitHub API access" --from-env GH_TOKEN
+
+  Create a secret from a dotenv file:
+    agentknock secret upload development --from-env-file .env
+
+  Create a secret from a file and a prompt:
+    agentknock secret upload db --from-file PGPASSFILE=./pgpass --from-prompt PGPASSWORD
+
+  Upload an SSH private key protected by a passphrase:
+    agentknock secret upload production-ssh --from-ssh-key ~/.ssh/id_ed25519 --passphrase-prompt
+
+  Update one environment variable of an existing secret:
+    agentknock secret upload github --update --from-prompt GH_TOKEN
+`
+
+// secretMain dispatches `agentknock secret ...`; args follow "secret".
+func secretMain(args []string, cs callerState) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, secretUsageText)
+		return 2
+	}
+	if isHelp(args[0]) {
+		fmt.Print(secretUsageText)
+		return 0
+	}
+	switch args[0] {
+	case "list":
+		o, err := parseSecretListArgs(args[1:])
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Print(secretListUsageText)
+			return 0
+		}
+		if err != nil {
+			return reportSecretUsage(err)
+		}
+		return runSecretList(o, cs)
+	case "upload":
+		o, err := parseSecretUploadArgs(args[1:])
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Print(secretUploadUsageText)
+			return 0
+		}
+		if err != nil {
+			return reportSecretUsage(err)
+		}
+		return runSecretUpload(o, cs)
+	}
+	return reportSecretUsage(usagef("unknown secret command %q: use list or upload", args[0]))
+}
+
+func reportSecretUsage(err error) int { return reportUsageFor("secret", err) }
+
+// ---- Command lines ----
+
+// secretCommonOptions are accepted by both subcommands.
+type secretCommonOptions struct {
+	Quiet   bool
+	Verbose bool
+	Home    string
+}
+
+func (c *secretCommonOptions) register(fs *flag.FlagSet) {
+	fs.BoolVar(&c.Quiet, "quiet", false, "")
+	fs.BoolVar(&c.Verbose, "verbose", false, "")
+	fs.StringVar(&c.Home, "agentknock-home", "", "")
+}
+
+func (c *secretCommonOptions) check() error {
+	if c.Quiet && c.Verbose {
+		return usagef("--quiet and --verbose cannot be used together")
+	}
+	return nil
+}
+
+type secretListOptions struct {
+	secretCommonOptions
+}
+
+// sourceKind is one kind of environment-variable source.
+type sourceKind int
+
+const (
+	sourceEnv     sourceKind = iota + 1 // --from-env NAME
+	sourceFile                          // --from-file NAME=PATH
+	sourceEnvFile                       // --from-env-file PATH
+	sourcePrompt                        // --from-prompt NAME
+)
+
+// uploadSource is one environment-variable source. arg is the option's
+// value as given; checkUploadSources splits it into Name (empty for a
+// dotenv file) and Path (empty for an environment variable or a prompt).
+type uploadSource struct {
+	Kind sourceKind
+	Name string
+	Path string
+	arg  string
+}
+
+func (k sourceKind) option() string {
+	switch k {
+	case sourceEnv:
+		return "--from-env"
+	case sourceFile:
+		return "--from-file"
+	case sourceEnvFile:
+		return "--from-env-file"
+	}
+	return "--from-prompt"
+}
+
+func (s uploadSource) readsStdin() bool {
+	return (s.Kind == sourceFile || s.Kind == sourceEnvFile) && s.Path == "-"
+}
+
+type secretUploadOptions struct {
+	secretCommonOptions
+	Name        string
+	Description *string // nil: absent (UPDATE keeps the current one)
+	Mode        string
+	Sources     []uploadSource // environment-variable sources, in order
+
+	SSHKey           string // --from-ssh-key PATH, "" when absent
+	PassphrasePrompt bool
+	PassphraseEnv    string
+}
+
+func parseSecretListArgs(args []string) (*secretListOptions, error) {
+	o := &secretListOptions{}
+	fs := flag.NewFlagSet("secret list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.register(fs)
+	positional, err := parseSecretFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(positional) > 0 {
+		return nil, usagef("unexpected argument %q: secret list takes no arguments", positional[0])
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func parseSecretUploadArgs(args []string) (*secretUploadOptions, error) {
+	o := &secretUploadOptions{}
+	fs := flag.NewFlagSet("secret upload", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.register(fs)
+	var update, replace bool
+	var sshKeys []string
+	var descriptions int
+	fs.BoolVar(&update, "update", false, "")
+	fs.BoolVar(&replace, "replace", false, "")
+	fs.BoolVar(&o.PassphrasePrompt, "passphrase-prompt", false, "")
+	var passphraseEnvs int
+	fs.Func("passphrase-env", "", func(v string) error {
+		passphraseEnvs++
+		o.PassphraseEnv = v
+		return nil
+	})
+	fs.Func("description", "", func(v string) error {
+		descriptions++
+		o.Description = &v
+		return nil
+	})
+	fs.Func("from-ssh-key", "", func(v string) error { sshKeys = append(sshKeys, v); return nil })
+	add := func(kind sourceKind) func(string) error {
+		return func(v string) error {
+			o.Sources = append(o.Sources, uploadSource{Kind: kind, arg: v})
+			return nil
+		}
+	}
+	fs.Func("from-env", "", add(sourceEnv))
+	fs.Func("from-file", "", add(sourceFile))
+	fs.Func("from-env-file", "", add(sourceEnvFile))
+	fs.Func("from-prompt", "", add(sourcePrompt))
+
+	positional, err := parseSecretFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	switch len(positional) {
+	case 0:
+		return nil, usagef("the secret NAME is missing")
+	case 1:
+		o.Name = positional[0]
+	default:
+		return nil, usagef("unexpected argument %q: give one secret NAME", positional[1])
+	}
+	if err := checkSecretName(o.Name); err != nil {
+		return nil, err
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if descriptions > 1 {
+		return nil, usagef("--description is given more than once")
+	}
+	switch {
+	case update && replace:
+		return nil, usagef("--update and --replace cannot be used together")
+	case update:
+		o.Mode = uploadModeUpdate
+	case replace:
+		o.Mode = uploadModeReplace
+	default:
+		o.Mode = uploadModeCreate
+	}
+	if passphraseEnvs > 1 {
+		return nil, usagef("--passphrase-env is given more than once")
+	}
+	if passphraseEnvs == 1 && !validEnvironmentName(o.PassphraseEnv) {
+		return nil, usagef("--passphrase-env: %q is not an environment variable name", o.PassphraseEnv)
+	}
+	if err := checkUploadSources(o, sshKeys); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// checkUploadSources applies the combination rules that the command line
+// alone decides; duplicates within dotenv files are found when reading.
+func checkUploadSources(o *secretUploadOptions, sshKeys []string) error {
+	if len(sshKeys) > 1 {
+		return usagef("--from-ssh-key is given more than once; a secret holds one key")
+	}
+	if len(sshKeys) == 1 {
+		if sshKeys[0] == "" {
+			return usagef("--from-ssh-key: the path cannot be empty")
+		}
+		if len(o.Sources) > 0 {
+			return usagef("--from-ssh-key cannot be combined with environment-variable sources")
+		}
+		o.SSHKey = sshKeys[0]
+	}
+	passphraseEnvSet := o.PassphraseEnv != ""
+	if o.SSHKey == "" && (o.PassphrasePrompt || passphraseEnvSet) {
+		return usagef("--passphrase-prompt and --passphrase-env apply only to --from-ssh-key")
+	}
+	if o.PassphrasePrompt && passphraseEnvSet {
+		return usagef("--passphrase-prompt and --passphrase-env cannot be used together")
+	}
+	if o.SSHKey == "" && len(o.Sources) == 0 {
+		return usagef("a source is required: --from-env, --from-file, --from-env-file, --from-prompt or --from-ssh-key")
+	}
+
+	stdinUsers := 0
+	if o.SSHKey == "-" {
+		stdinUsers++
+	}
+	seen := map[string]bool{}
+	for i := range o.Sources {
+		s := &o.Sources[i]
+		switch s.Kind {
+		case sourceEnv, sourcePrompt:
+			s.Name = s.arg
+		case sourceEnvFile:
+			s.Path = s.arg
+		case sourceFile:
+			var ok bool
+			if s.Name, s.Path, ok = strings.Cut(s.arg, "="); !ok {
+				return usagef("--from-file takes NAME=PATH (or NAME=- for standard input)")
+			}
+		}
+		if (s.Kind == sourceFile || s.Kind == sourceEnvFile) && s.Path == "" {
+			return usagef("%s: the path cannot be empty", s.Kind.option())
+		}
+		if s.readsStdin() {
+			stdinUsers++
+		}
+		if s.Kind == sourceEnvFile {
+			continue
+		}
+		if !portableName(s.Name) {
+			return usagef("%s: %q is not a portable environment variable name (letters, digits and _, not starting with a digit)", s.Kind.option(), s.Name)
+		}
+		if seen[s.Name] {
+			return usagef("variable %s is given by more than one source", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	if stdinUsers > 1 {
+		return usagef("only one source can read standard input (-)")
+	}
+	return nil
+}
+
+// parseSecretFlags parses options before and after the arguments (with
+// pairing.go's parseInterspersed) and marks flag errors as usage errors.
+func parseSecretFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	positional, err := parseInterspersed(fs, args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return nil, usagef("%v", err)
+	}
+	return positional, err
+}
+
+// ---- secret list ----
+
+func runSecretList(o *secretListOptions, cs callerState) int {
+	out := newOutput(o.Quiet, o.Verbose)
+	home, err := stateHome(o.Home)
+	if err != nil {
+		out.failure("%v", err)
+		return 1
+	}
+	p, err := activePairing(home, out)
+	if err != nil {
+		out.failure("%v. Agentknock did not contact the device.", err)
+		return 1
+	}
+	watch := watchTermination(cs)
+	out.status("Asking the device for the list of secrets")
+	call, plaintext, err := callDevice(home, p, newMethodRequest(methodSecretList), watch, out)
+	if err != nil {
+		var intr *interrupted
+		if errors.As(err, &intr) {
+			out.failure("%v; the secret list request was cancelled.", err)
+			return exitStatusFor(intr.sig)
+		}
+		out.failure("%v", err)
+		return 1
+	}
+	resp, err := checkSecretListResponse(plaintext)
+	switch {
+	case errors.Is(err, errInvalidResponse):
+		call.abort(abortInvalidResponse, "the secret list failed the client's checks", out)
+		out.failure("the device's secret list is invalid (%v)", err)
+		return 1
+	case err != nil:
+		call.abort(abortClientError, "the client could not check the secret list", out)
+		out.failure("%v", err)
+		return 1
+	case resp.Outcome == outcomeDeviceError:
+		call.abort(abortClientError, resp.Error.Error(), out)
+		out.failure("the device could not process the secret list request (%s): %s", printable(resp.Error.Code), printable(resp.Error.Message))
+		return 1
+	}
+	listing, err := formatSecretList(resp)
+	if err != nil {
+		call.abort(abortClientError, "the client could not format the secret list", out)
+		out.failure("%v", err)
+		return 1
+	}
+	// The completion goes first: printing into a closed pipe ends the
+	// process, and the device should still learn that the list arrived.
+	call.finish(newInfoCompletion(), out)
+	if _, err := os.Stdout.Write(listing); err != nil {
+		out.failure("cannot write the secret list: %v", err)
+		return 1
+	}
+	return 0
+}
+
+// listedSecret is one secret in the output of `secret list`. A type this
+// client does not know is shown with its name, type and description only.
+type listedSecret struct {
+	Description string   `json:"description,omitempty"`
+	Type        string   `json:"type"`
+	Variables   []string `json:"variables,omitzero"`
+	PublicKey   *string  `json:"public_key,omitempty"`
+}
+
+// formatSecretList renders a checked list as indented JSON with the names
+// of secrets and of variables sorted, so that the output is stable. The
+// encoder escapes control characters, so device text cannot reach the
+// terminal raw.
+func formatSecretList(r *secretListResponse) ([]byte, error) {
+	secrets := make(map[string]listedSecret, len(r.Secrets))
+	for _, s := range r.Secrets {
+		l := listedSecret{Description: s.Description, Type: s.Type}
+		switch s.Type {
+		case secretTypeEnvironment:
+			l.Variables = append([]string{}, s.Variables...)
+			slices.Sort(l.Variables)
+		case secretTypeSSH:
+			key := s.PublicKey
+			l.PublicKey = &key
+		}
+		secrets[s.Name] = l
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(struct {
+		Secrets map[string]listedSecret `json:"secrets"`
+	}{secrets})
+	return buf.Bytes(), err
+}
+
+// ---- secret upload ----
+
+func runSecretUpload(o *secretUploadOptions, cs callerState) int {
+	out := newOutput(o.Quiet, o.Verbose)
+	home, err := stateHome(o.Home)
+	if err != nil {
+		out.failure("%v", err)
+		return 1
+	}
+	// The pairing is checked before any source is read, so that nobody
+	// types a value for an upload that cannot be sent.
+	p, err := activePairing(home, out)
+	if err != nil {
+		out.failure("%v. Nothing was uploaded.", err)
+		return 1
+	}
+	watch := watchTermination(cs)
+	secret, err := readUploadSecret(o, defaultUploadInput(watch))
+	if err != nil {
+		var intr *interrupted
+		if errors.As(err, &intr) {
+			out.failure("%v; nothing was uploaded.", err)
+			return exitStatusFor(intr.sig)
+		}
+		out.failure("cannot prepare the secret upload: %v", err)
+		return 1
+	}
+	req, err := newSecretUploadRequest(o.Mode, secret)
+	if err != nil {
+		out.failure("cannot prepare the secret upload: %v", err)
+		return 1
+	}
+	select {
+	case sig := <-watch.ch:
+		out.failure("interrupted by %s; nothing was uploaded.", signalName(toSignal(sig)))
+		return exitStatusFor(toSignal(sig))
+	default:
+	}
+
+	out.status("Sending secret %s to the device", printable(o.Name))
+	call, plaintext, err := callDevice(home, p, req, watch, out)
+	if err != nil {
+		var intr *interrupted
+		if errors.As(err, &intr) {
+			out.failure("%v; the secret upload was cancelled, but the device may have received it.", err)
+			return exitStatusFor(intr.sig)
+		}
+		out.failure("%v", err)
+		return 1
+	}
+	resp, err := checkSecretUploadResponse(plaintext)
+	switch {
+	case errors.Is(err, errInvalidResponse):
+		call.abort(abortInvalidResponse, "the upload response failed the client's checks", out)
+		out.failure("the device's response to the upload is invalid (%v); it is unknown whether the device kept the upload", err)
+		return 1
+	case err != nil:
+		call.abort(abortClientError, "the client could not check the upload response", out)
+		out.failure("%v", err)
+		return 1
+	case resp.Outcome == outcomeDeviceError:
+		call.abort(abortClientError, resp.Error.Error(), out)
+		out.failure("the device could not process the secret upload (%s): %s", printable(resp.Error.Code), printable(resp.Error.Message))
+		return 1
+	}
+	call.finish(newSecretUploadCompletion(resp), out)
+	if resp.Outcome == outcomeDenied {
+		out.failure("the device rejected the secret upload: %s", printable(resp.Message))
+		return 1
+	}
+	out.status("The device received secret %s for review; approve it on the device before use.", printable(o.Name))
+	return 0
+}
