@@ -3,10 +3,7 @@
 // checks themselves are checkInvocationResponse's.
 package main
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // denialError is a device's authenticated refusal; the command does not run.
 type denialError struct{ text string }
@@ -17,16 +14,10 @@ func (e *denialError) Error() string { return e.text }
 // report; the completion is what the client sends back in either case.
 func judgeInvocationResponse(inv invocationRequest, plaintext []byte) (*invocationResponse, resultCompletion, error) {
 	resp, err := checkInvocationResponse(inv.Secrets, plaintext)
-	switch {
-	case errors.Is(err, errInvalidResponse):
-		return nil, newAbortedCompletion(abortInvalidResponse, "the response failed the client's checks"),
-			fmt.Errorf("the device's response is invalid (%v); the command did not run", err)
-	case err != nil:
-		return nil, newAbortedCompletion(abortClientError, "the client could not check the response"), err
-	case resp.Outcome == outcomeDeviceError:
-		return nil, newDeviceErrorCompletion(resp.Error),
-			fmt.Errorf("the device reported an error: %s: %s; the command did not run", printable(resp.Error.Code), printable(resp.Error.Message))
-	case resp.Outcome == outcomeDenied:
+	if completion, failure := responseFailure(err, resp); failure != nil {
+		return nil, completion, fmt.Errorf("%v; the command did not run", failure)
+	}
+	if resp.Outcome == outcomeDenied {
 		return nil, newDeniedCompletion(resp.Denial), &denialError{describeDenial(resp.Denial)}
 	}
 	return resp, newApprovedCompletion(), nil

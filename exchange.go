@@ -275,3 +275,48 @@ func confirmRotation(home, rotationKey string) error {
 	p.RotationKey = ""
 	return s.writePairing(p)
 }
+
+// checkedResponse is any method's checked response; nil-safe.
+type checkedResponse interface {
+	deviceOutcome() (responseOutcome, deviceError)
+}
+
+func (r *invocationResponse) deviceOutcome() (responseOutcome, deviceError) {
+	if r == nil {
+		return 0, deviceError{}
+	}
+	return r.Outcome, r.Error
+}
+
+func (r *resultResponse) deviceOutcome() (responseOutcome, deviceError) {
+	if r == nil {
+		return 0, deviceError{}
+	}
+	return r.Outcome, r.Error
+}
+
+func (r *secretListResponse) deviceOutcome() (responseOutcome, deviceError) {
+	if r == nil {
+		return 0, deviceError{}
+	}
+	return r.Outcome, r.Error
+}
+
+// responseFailure is what every method shares after its response check: a
+// failed check or an authenticated device error ends the exchange with the
+// ABORTED completion it calls for (INVALID_RESPONSE or CLIENT_ERROR). A nil
+// failure means the response can be used.
+func responseFailure(err error, r checkedResponse) (completion resultCompletion, failure error) {
+	outcome, devErr := r.deviceOutcome()
+	switch {
+	case errors.Is(err, errInvalidResponse):
+		return newAbortedCompletion(abortInvalidResponse, "the response failed the client's checks"),
+			fmt.Errorf("the device's response is invalid (%v)", err)
+	case err != nil:
+		return newAbortedCompletion(abortClientError, "the client could not check the response"), err
+	case outcome == outcomeDeviceError:
+		return newDeviceErrorCompletion(devErr),
+			fmt.Errorf("the device reported an error: %s: %s", printable(devErr.Code), printable(devErr.Message))
+	}
+	return resultCompletion{}, nil
+}

@@ -257,15 +257,11 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 		return err
 	}
 	r, err := checkPairingFinishResponse(plaintext)
-	if err != nil {
-		call.abort(abortInvalidResponse, "invalid PairingFinish response", out)
-		return fmt.Errorf("the device's response is invalid: %v", err)
+	if completion, failure := responseFailure(err, r); failure != nil {
+		call.finish(completion, out)
+		return failure
 	}
-	switch r.Outcome {
-	case outcomeDeviceError:
-		call.abort(abortClientError, "device error", out)
-		return fmt.Errorf("the device reported an error: %s: %s", printable(r.Error.Code), printable(r.Error.Message))
-	case outcomeDenied:
+	if r.Outcome == outcomeDenied {
 		call.abort(abortOther, "pairing rejected", out)
 		return errors.New("the device rejected the pairing; run `agentknock pairing abort` and start again if needed")
 	}
@@ -351,13 +347,9 @@ func pairingRemove(home string, force bool, watch *signalWatch, out *output) err
 			return fmt.Errorf("%v; use --force to delete only the local pairing", err)
 		}
 		r, err := checkPairingRemoveResponse(plaintext)
-		if err != nil {
-			call.abort(abortInvalidResponse, "invalid PairingRemove response", out)
-			return fmt.Errorf("the device's response is invalid: %v", err)
-		}
-		if r.Outcome == outcomeDeviceError {
-			call.abort(abortClientError, "device error", out)
-			return fmt.Errorf("the device reported an error: %s: %s", printable(r.Error.Code), printable(r.Error.Message))
+		if completion, failure := responseFailure(err, r); failure != nil {
+			call.finish(completion, out)
+			return failure
 		}
 		call.finish(newInfoCompletion(), out)
 	}

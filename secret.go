@@ -485,18 +485,9 @@ func runSecretList(o *secretListOptions, cs callerState) int {
 		return 1
 	}
 	resp, err := checkSecretListResponse(plaintext)
-	switch {
-	case errors.Is(err, errInvalidResponse):
-		call.abort(abortInvalidResponse, "the secret list failed the client's checks", out)
-		out.failure("the device's secret list is invalid (%v)", err)
-		return 1
-	case err != nil:
-		call.abort(abortClientError, "the client could not check the secret list", out)
-		out.failure("%v", err)
-		return 1
-	case resp.Outcome == outcomeDeviceError:
-		call.abort(abortClientError, resp.Error.Error(), out)
-		out.failure("the device could not process the secret list request (%s): %s", printable(resp.Error.Code), printable(resp.Error.Message))
+	if completion, failure := responseFailure(err, resp); failure != nil {
+		call.finish(completion, out)
+		out.failure("secret list: %v", failure)
 		return 1
 	}
 	listing, err := formatSecretList(resp)
@@ -603,18 +594,9 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 		return 1
 	}
 	resp, err := checkSecretUploadResponse(plaintext)
-	switch {
-	case errors.Is(err, errInvalidResponse):
-		call.abort(abortInvalidResponse, "the upload response failed the client's checks", out)
-		out.failure("the device's response to the upload is invalid (%v); it is unknown whether the device kept the upload", err)
-		return 1
-	case err != nil:
-		call.abort(abortClientError, "the client could not check the upload response", out)
-		out.failure("%v", err)
-		return 1
-	case resp.Outcome == outcomeDeviceError:
-		call.abort(abortClientError, resp.Error.Error(), out)
-		out.failure("the device could not process the secret upload (%s): %s", printable(resp.Error.Code), printable(resp.Error.Message))
+	if completion, failure := responseFailure(err, resp); failure != nil {
+		call.finish(completion, out)
+		out.failure("secret upload: %v; it is unknown whether the device kept the upload", failure)
 		return 1
 	}
 	call.finish(newSecretUploadCompletion(resp), out)

@@ -341,8 +341,8 @@ func TestSecretListRefusals(t *testing.T) {
 	cases := []struct {
 		name, response, stderr, reason string
 	}{
-		{"invalid", `{"secrets":{"x":{"type":"environment","variables":"TOKEN"}}}`, "secret list is invalid", abortInvalidResponse},
-		{"device error", `{"error":"INVALID_STATE","message":"locked \u001b[2J"}`, `(INVALID_STATE): locked \x1b[2J`, abortClientError},
+		{"invalid", `{"secrets":{"x":{"type":"environment","variables":"TOKEN"}}}`, "secret list: the device's response is invalid", abortInvalidResponse},
+		{"device error", `{"error":"INVALID_STATE","message":"locked \u001b[2J"}`, `the device reported an error: INVALID_STATE: locked \x1b[2J`, abortClientError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -434,8 +434,8 @@ func TestSecretUploadRefusals(t *testing.T) {
 		message                                string // the completion's, when not ""
 	}{
 		{"rejected", `{"result":"REJECTED","message":"name taken \u001b]0;x\u0007"}`, `AGENTKNOCK: the device rejected the secret upload: name taken \x1b]0;x\x07`, resultRejected, "", "name taken \x1b]0;x\x07"},
-		{"device error", `{"error":"INVALID_REQUEST","message":"bad"}`, "could not process the secret upload (INVALID_REQUEST): bad", resultAborted, abortClientError, ""},
-		{"invalid", `{"result":"STORED"}`, "response to the upload is invalid", resultAborted, abortInvalidResponse, ""},
+		{"device error", `{"error":"INVALID_REQUEST","message":"bad"}`, "secret upload: the device reported an error: INVALID_REQUEST: bad", resultAborted, abortClientError, ""},
+		{"invalid", `{"result":"STORED"}`, "secret upload: the device's response is invalid", resultAborted, abortInvalidResponse, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
