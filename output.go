@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -41,16 +42,21 @@ func (o *output) failure(format string, args ...any) {
 	fmt.Fprintf(o.w, messagePrefix+format+"\n", args...)
 }
 
-// printable escapes control characters in text that came from the device or
-// the relay, so that it cannot rewrite the terminal.
+// printable escapes text that came from the device or the relay so that it
+// cannot rewrite the terminal or reorder what is shown: control characters,
+// and invisible format characters such as bidirectional overrides.
 func printable(s string) string {
 	var b []byte
 	for _, r := range s {
 		switch {
-		case r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)):
-			b = utf8.AppendRune(b, r)
-		default:
+		case r == '\t':
+			b = append(b, '\t')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			b = fmt.Appendf(b, "\\x%02x", r)
+		case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
+			b = fmt.Appendf(b, "\\u%04x", r)
+		default:
+			b = utf8.AppendRune(b, r)
 		}
 	}
 	return string(b)

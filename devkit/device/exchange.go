@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"agentknock.dev/agentknock/devkit/relay"
@@ -377,7 +378,7 @@ func (d *Device) handlePairedCompletion(m relay.Message, lx *liveExchange) {
 		return
 	}
 	key := exchangeKey(m.ClientID, m.RequestID)
-	var result, method string
+	var result, reason, method string
 	accepted := false
 	err = transact(d.dir, func(t *txn) error {
 		st, err := t.state()
@@ -401,6 +402,7 @@ func (d *Device) handlePairedCompletion(m relay.Message, lx *liveExchange) {
 		var body completionBody
 		if json.Unmarshal(pt, &body) == nil && body.Result != nil {
 			result = *body.Result
+			reason = body.Reason
 		}
 		ex.Completion = "received"
 		if result != "" {
@@ -426,8 +428,11 @@ func (d *Device) handlePairedCompletion(m relay.Message, lx *liveExchange) {
 	if !accepted {
 		return
 	}
+	if reason != "" {
+		result += "/" + reason
+	}
 	d.logf("completion %s from client %s: %s %s", m.RequestID, m.ClientID, printable(method), printable(result))
-	if result == "ABORTED" && lx != nil {
+	if strings.HasPrefix(result, "ABORTED") && lx != nil {
 		lx.cancel() // a decision still open is moot
 	}
 	if method == "PairingRemove" {

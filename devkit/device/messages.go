@@ -169,6 +169,7 @@ func parsePairingMetadata(b []byte) (*pairingMetadata, error) {
 // completionBody is the part of a completion plaintext the device uses.
 type completionBody struct {
 	Result *string `json:"result"`
+	Reason string  `json:"reason"` // ABORTED and DENIED completions
 }
 
 // decodeB64 takes standard Base64, padded as senders must produce it, and

@@ -313,6 +313,7 @@ func (r *Relay) sendResponse(ex *exchange, only ...*socket) {
 	copies := 1
 	if r.fire(faultDuplicateResponse, kindResponse) {
 		copies = 2
+		r.logf("relay: fault duplicate-response applied")
 	}
 	send := func(s *socket) {
 		for range copies {

@@ -1,0 +1,25 @@
+// The client under test is the release build (README "Build"): on Linux it
+// enters through agentknock_rt0 and reports an exact signal state.
+package e2e
+
+import (
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestReleaseBuild(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(agentknockBin, "--version").Output()
+	if err != nil {
+		t.Fatalf("agentknock --version: %v", err)
+	}
+	want := "signal state: exact"
+	if runtime.GOOS != "linux" {
+		want = "signal state: approximate"
+	}
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("agentknock --version:\n%s\nwant %q", out, want)
+	}
+}
