@@ -14,26 +14,17 @@ import (
 	"strings"
 )
 
-// deliveredSecret is one approved environment secret's variables by their
-// final names: the response check (checkInvocationResponse, protocol.go) has
-// already applied rules 2 and 3 (selection and omission verified, the
-// standard-input value taken out, renames applied).
-type deliveredSecret struct {
-	Name string
-	Vars map[string]string
-}
-
 // gitSetting is one configuration entry passed to Git through
 // GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n.
 type gitSetting struct{ Key, Value string }
 
 // envPlan is everything the command environment is built from.
 type envPlan struct {
-	Inherited []string // os.Environ(), byte-preserving
-	Secrets   []deliveredSecret
-	Git       []gitSetting // rule 6, empty with --no-git-sign or without SSH
-	AgentSock string       // rule 6: replaces SSH_AUTH_SOCK when not empty
-	NoAgent   bool         // rule 7: remove SSH_AUTH_SOCK last
+	Inherited []string         // os.Environ(), byte-preserving
+	Secrets   []approvedSecret // checked and routed by checkInvocationResponse
+	Git       []gitSetting     // rule 6, empty with --no-git-sign or without SSH
+	AgentSock string           // rule 6: replaces SSH_AUTH_SOCK when not empty
+	NoAgent   bool             // rule 7: remove SSH_AUTH_SOCK last
 }
 
 // envError is a response the environment cannot be built from. Its text
@@ -87,11 +78,11 @@ func buildEnvironment(p envPlan) (env []string, err error) {
 	var names []string
 	returned := map[string]string{}
 	for _, s := range p.Secrets {
-		for name, value := range s.Vars {
+		for name, value := range s.Environment {
 			if _, dup := returned[name]; !dup {
 				names = append(names, name)
 			}
-			returned[name] = value
+			returned[name] = string(value)
 		}
 	}
 	sort.Strings(names)

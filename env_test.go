@@ -6,21 +6,36 @@ package main
 import (
 	"encoding/json"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 )
 
+// deviceSecret is one secret's variables as a device returns them.
+type deviceSecret struct {
+	Name string
+	Vars map[string]string
+}
+
+// testPlan is an envPlan whose secrets are still the device's response.
+type testPlan struct {
+	Inherited []string
+	Secrets   []deviceSecret
+	Git       []gitSetting
+	AgentSock string
+	NoAgent   bool
+}
+
 // approveAndBuild runs a device response through the response check and
 // the environment construction.
-func approveAndBuild(plan envPlan, routing map[string]*environmentDelivery) ([]string, *string, error) {
-	if len(plan.Secrets) == 0 {
+func approveAndBuild(tp testPlan, routing map[string]*environmentDelivery) ([]string, *string, error) {
+	plan := envPlan{Inherited: tp.Inherited, Git: tp.Git, AgentSock: tp.AgentSock, NoAgent: tp.NoAgent}
+	if len(tp.Secrets) == 0 {
 		env, err := buildEnvironment(plan)
 		return env, nil, err
 	}
 	requested := map[string]secretDelivery{}
 	returned := map[string]any{}
-	for _, s := range plan.Secrets {
+	for _, s := range tp.Secrets {
 		requested[s.Name] = secretDelivery{Environment: routing[s.Name]}
 		vars := map[string]map[string]string{}
 		for k, v := range s.Vars {
@@ -33,15 +48,7 @@ func approveAndBuild(plan envPlan, routing map[string]*environmentDelivery) ([]s
 	if err != nil {
 		return nil, nil, err
 	}
-	plan.Secrets = nil
-	for _, s := range resp.Secrets {
-		vars := map[string]string{}
-		for k, v := range s.Environment {
-			vars[k] = string(v)
-		}
-		plan.Secrets = append(plan.Secrets, deliveredSecret{Name: s.Name, Vars: vars})
-	}
-	sort.Slice(plan.Secrets, func(i, j int) bool { return plan.Secrets[i].Name < plan.Secrets[j].Name })
+	plan.Secrets = resp.Secrets
 	var stdin *string
 	if resp.Stdin != nil {
 		v := string(resp.Stdin.Value)
@@ -52,66 +59,66 @@ func approveAndBuild(plan envPlan, routing map[string]*environmentDelivery) ([]s
 }
 
 func TestBuildEnvironment(t *testing.T) {
-	secret := func(name string, kv ...string) deliveredSecret {
+	secret := func(name string, kv ...string) deviceSecret {
 		vars := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
 			vars[kv[i]] = kv[i+1]
 		}
-		return deliveredSecret{Name: name, Vars: vars}
+		return deviceSecret{Name: name, Vars: vars}
 	}
 	cases := []struct {
 		name    string
-		plan    envPlan
+		plan    testPlan
 		routing map[string]*environmentDelivery
 		want    []string
 		stdin   string
 		wantErr string
 	}{
 		{name: "inherited bytes and order kept, first duplicate wins",
-			plan: envPlan{Inherited: []string{"A=1", "ODD\xff=\xfe", "A=2", "B=3"}},
+			plan: testPlan{Inherited: []string{"A=1", "ODD\xff=\xfe", "A=2", "B=3"}},
 			want: []string{"A=1", "ODD\xff=\xfe", "B=3"}},
 		{name: "overlay replaces in place and appends sorted",
-			plan: envPlan{Inherited: []string{"TOKEN=old", "X=1"}, Secrets: []deliveredSecret{secret("s", "TOKEN", "new", "Z", "z", "Y", "y")}},
+			plan: testPlan{Inherited: []string{"TOKEN=old", "X=1"}, Secrets: []deviceSecret{secret("s", "TOKEN", "new", "Z", "z", "Y", "y")}},
 			want: []string{"TOKEN=new", "X=1", "Y=y", "Z=z"}},
 		{name: "stdin value removed from the environment",
-			plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a", "PIN", "1234")}}, routing: map[string]*environmentDelivery{"s": {Stdin: "PIN"}},
+			plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "a", "PIN", "1234")}}, routing: map[string]*environmentDelivery{"s": {Stdin: "PIN"}},
 			want: []string{"A=a"}, stdin: "1234"},
 		{name: "rename",
-			plan: envPlan{Inherited: []string{"PGPASSWORD=old"}, Secrets: []deliveredSecret{secret("db", "PASSWORD", "pw")}}, routing: map[string]*environmentDelivery{"db": {Rename: map[string]string{"PASSWORD": "PGPASSWORD"}}},
+			plan: testPlan{Inherited: []string{"PGPASSWORD=old"}, Secrets: []deviceSecret{secret("db", "PASSWORD", "pw")}}, routing: map[string]*environmentDelivery{"db": {Rename: map[string]string{"PASSWORD": "PGPASSWORD"}}},
 			want: []string{"PGPASSWORD=pw"}},
-		{name: "only: exact set", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a", "B", "b")}}, routing: map[string]*environmentDelivery{"s": {Only: []string{"A"}}},
+		{name: "only: exact set", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "a", "B", "b")}}, routing: map[string]*environmentDelivery{"s": {Only: []string{"A"}}},
 			wantErr: `returned variable "B" not selected by only`},
-		{name: "only: missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "B", "b")}}, routing: map[string]*environmentDelivery{"s": {Only: []string{"A", "B"}}},
+		{name: "only: missing", plan: testPlan{Secrets: []deviceSecret{secret("s", "B", "b")}}, routing: map[string]*environmentDelivery{"s": {Only: []string{"A", "B"}}},
 			wantErr: `lacks variable "A" selected by only`},
-		{name: "omit respected", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Omit: []string{"A"}}},
+		{name: "omit respected", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Omit: []string{"A"}}},
 			wantErr: `returned omitted variable "A"`},
-		{name: "rename source missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Rename: map[string]string{"B": "C"}}},
+		{name: "rename source missing", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Rename: map[string]string{"B": "C"}}},
 			wantErr: `lacks variable "B" named by rename`},
-		{name: "stdin source missing", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Stdin: "B"}},
+		{name: "stdin source missing", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "a")}}, routing: map[string]*environmentDelivery{"s": {Stdin: "B"}},
 			wantErr: `lacks variable "B" named by stdin`},
-		{name: "empty name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "", "a")}}, wantErr: `invalid environment variable name ""`},
-		{name: "= in name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A=B", "a")}}, wantErr: `invalid environment variable name "A=B"`},
-		{name: "NUL in name", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A\x00", "a")}}, wantErr: `invalid environment variable name "A\x00"`},
-		{name: "NUL in value", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "a\x00b")}}, wantErr: `value of "A" contains a NUL byte`},
-		{name: "conflicting values across secrets", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "val-1"), secret("t", "A", "val-2")}},
+		{name: "empty name", plan: testPlan{Secrets: []deviceSecret{secret("s", "", "a")}}, wantErr: `invalid environment variable name ""`},
+		{name: "= in name", plan: testPlan{Secrets: []deviceSecret{secret("s", "A=B", "a")}}, wantErr: `invalid environment variable name "A=B"`},
+		{name: "NUL in name", plan: testPlan{Secrets: []deviceSecret{secret("s", "A\x00", "a")}}, wantErr: `invalid environment variable name "A\x00"`},
+		{name: "NUL in value", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "a\x00b")}}, wantErr: `value of "A" contains a NUL byte`},
+		{name: "conflicting values across secrets", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "val-1"), secret("t", "A", "val-2")}},
 			wantErr: `secrets "s" and "t" deliver different values for "A"`},
-		{name: "conflict through a rename", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "val-1", "B", "val-2")}}, routing: map[string]*environmentDelivery{"s": {Rename: map[string]string{"A": "B"}}},
+		{name: "conflict through a rename", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "val-1", "B", "val-2")}}, routing: map[string]*environmentDelivery{"s": {Rename: map[string]string{"A": "B"}}},
 			wantErr: `delivers different values for "B"`},
-		{name: "equal values merge", plan: envPlan{Secrets: []deliveredSecret{secret("s", "A", "same"), secret("t", "A", "same")}},
+		{name: "equal values merge", plan: testPlan{Secrets: []deviceSecret{secret("s", "A", "same"), secret("t", "A", "same")}},
 			want: []string{"A=same"}},
 		{name: "git settings continue GIT_CONFIG_COUNT",
-			plan: envPlan{Inherited: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me"},
+			plan: testPlan{Inherited: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me"},
 				Git: []gitSetting{{"gpg.ssh.program", "/run/helper"}, {"gpg.ssh.defaultKeyCommand", "/run/helper --default-key"}}},
 			want: []string{"GIT_CONFIG_COUNT=3", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me",
 				"GIT_CONFIG_KEY_1=gpg.ssh.program", "GIT_CONFIG_VALUE_1=/run/helper",
 				"GIT_CONFIG_KEY_2=gpg.ssh.defaultKeyCommand", "GIT_CONFIG_VALUE_2=/run/helper --default-key"}},
-		{name: "git count from a returned value", plan: envPlan{Secrets: []deliveredSecret{secret("s", "GIT_CONFIG_COUNT", "x")}, Git: []gitSetting{{"k", "v"}}},
+		{name: "git count from a returned value", plan: testPlan{Secrets: []deviceSecret{secret("s", "GIT_CONFIG_COUNT", "x")}, Git: []gitSetting{{"k", "v"}}},
 			wantErr: "GIT_CONFIG_COUNT is \"x\""},
 		{name: "agent socket replaces SSH_AUTH_SOCK",
-			plan: envPlan{Inherited: []string{"SSH_AUTH_SOCK=/old"}, Secrets: []deliveredSecret{secret("s", "SSH_AUTH_SOCK", "/returned")}, AgentSock: "/run/agent.sock"},
+			plan: testPlan{Inherited: []string{"SSH_AUTH_SOCK=/old"}, Secrets: []deviceSecret{secret("s", "SSH_AUTH_SOCK", "/returned")}, AgentSock: "/run/agent.sock"},
 			want: []string{"SSH_AUTH_SOCK=/run/agent.sock"}},
 		{name: "--no-ssh-agent removes SSH_AUTH_SOCK last, even a returned one",
-			plan: envPlan{Inherited: []string{"A=1", "SSH_AUTH_SOCK=/old"}, Secrets: []deliveredSecret{secret("s", "SSH_AUTH_SOCK", "/returned")}, AgentSock: "/run/agent.sock", NoAgent: true},
+			plan: testPlan{Inherited: []string{"A=1", "SSH_AUTH_SOCK=/old"}, Secrets: []deviceSecret{secret("s", "SSH_AUTH_SOCK", "/returned")}, AgentSock: "/run/agent.sock", NoAgent: true},
 			want: []string{"A=1"}},
 	}
 	for _, c := range cases {

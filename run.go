@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"os"
-	"sort"
 	"strings"
 )
 
@@ -97,21 +96,12 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 
 	// Step 7: the environment.
-	var delivered []deliveredSecret
 	for _, s := range approval.Secrets {
-		vars := make(map[string]string, len(s.Environment))
-		names := make([]string, 0, len(s.Environment))
-		for name, value := range s.Environment {
-			vars[name] = string(value)
-			names = append(names, name)
-		}
-		delivered = append(delivered, deliveredSecret{Name: s.Name, Vars: vars})
-		sort.Strings(names)
-		out.detail("secret %s: variables %s", s.Name, strings.Join(names, ", "))
+		out.detail("secret %s: variables %s", s.Name, strings.Join(protoSortedKeys(s.Environment), ", "))
 	}
 	env, err := buildEnvironment(envPlan{
 		Inherited: os.Environ(),
-		Secrets:   delivered,
+		Secrets:   approval.Secrets,
 		NoAgent:   o.NoSSHAgent,
 	})
 	if err != nil {
