@@ -55,6 +55,7 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	ap.con.print(renderApproval(&v))
 	if d, note, ok := ap.automatic(a); ok {
 		ap.con.printf("  -> %s %s\n", clean(a.ID), note)
+		ap.showConfirmedCode(a, d)
 		ap.reprompt()
 		return d
 	}
@@ -188,8 +189,18 @@ func (ap *approver) finish(p *pendingItem, d device.Decision, how string) bool {
 		verb = "denied"
 	}
 	ap.con.printf("  -> %s %s %s\n", clean(p.a.ID), verb, how)
+	ap.showConfirmedCode(p.a, d)
 	ap.advance(next)
 	return true
+}
+
+// showConfirmedCode shows the device's verification code once a pairing is
+// confirmed, never before, so that it cannot be copied instead of compared;
+// then both sides have shown the same code.
+func (ap *approver) showConfirmedCode(a *device.Approval, d device.Decision) {
+	if d.Approve && a.Kind == kindPairing && a.Pairing != nil {
+		ap.con.printf("  verification code on this device: %s (matches the client's)\n", a.Pairing.SAS)
+	}
 }
 
 // Errors of the answering operations, shown to whoever answered.

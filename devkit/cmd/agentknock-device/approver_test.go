@@ -264,12 +264,18 @@ func TestControlPairingConfirm(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "pairing confirm") {
 		t.Fatalf("approve on a pairing: %s", r)
 	}
+	if strings.Contains(h.out.String(), "4567") {
+		t.Fatalf("serve showed the device's code before confirmation:\n%s", h.out.String())
+	}
 	r = h.cli(t, "pairing", "confirm", "0123", "4567", "8901")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
 	if d := receive(t, ok); !d.Approve || d.SAS != sas {
 		t.Fatalf("confirmed pairing: %+v", d)
+	}
+	if !strings.Contains(h.out.String(), "verification code on this device: "+sas) {
+		t.Fatalf("serve did not show the device's code after confirmation:\n%s", h.out.String())
 	}
 
 	wrong := h.decide(ctx, fakePairing("P2", sas))
