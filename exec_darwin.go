@@ -6,6 +6,7 @@
 package main
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 )
@@ -19,7 +20,7 @@ func (e *interrupted) Error() string { return "interrupted by " + signalName(e.s
 // SIGTERM go back to the caller's disposition (a signal now ends the launcher
 // as it would end the command), Stop reports what was already caught, and
 // syscall.Exec takes the runtime's exec lock and restores the file limit.
-func execCommand(wd workdir, x *executable, argv, env []string, cs callerState, watch *signalWatch) error {
+func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, cs callerState, watch *signalWatch) error {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		if cs.ignored[sig] {
 			signal.Ignore(sig)
@@ -31,5 +32,8 @@ func execCommand(wd workdir, x *executable, argv, env []string, cs callerState, 
 		return &interrupted{sig}
 	}
 	signal.Reset(syscall.SIGPIPE)
+	if err := becomeStdin(stdin); err != nil {
+		return err
+	}
 	return syscall.Exec(x.path, argv, env)
 }

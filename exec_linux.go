@@ -49,7 +49,7 @@ func pendingSignals() uint64 {
 
 // execCommand replaces the process with the command. It returns only on
 // failure, which is terminal: the caller reports it and exits.
-func execCommand(wd workdir, x *executable, argv, env []string, cs callerState, watch *signalWatch) error {
+func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, cs callerState, watch *signalWatch) error {
 	argvp, err := cStrings(argv)
 	if err != nil {
 		return err
@@ -117,6 +117,12 @@ func execCommand(wd workdir, x *executable, argv, env []string, cs callerState, 
 	mask := unix.Sigset_t{}
 	mask.Val[0] = cs.mask
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &mask, nil); err != nil {
+		return err
+	}
+
+	// The service's pipe becomes standard input only now, so that every
+	// earlier failure leaves the caller's standard input in place.
+	if err := becomeStdin(stdin); err != nil {
 		return err
 	}
 

@@ -73,6 +73,9 @@ func main() {
 }
 
 func agentknockMain(args []string) int {
+	if len(args) > 0 && args[0] == serviceRole {
+		return serviceMain(args[1:])
+	}
 	// Captured before anything installs a signal handler.
 	cs := loadCallerState()
 	if i := firstNonUTF8(args); i >= 0 {

@@ -82,16 +82,25 @@ func runCommand(o *runOptions, cs callerState) int {
 		return 1
 	}
 
+	// Step 5: the invocation service delivers a value on standard input.
+	// SSH operations are not available yet: refuse rather than run without.
+	if approval.SSH != nil {
+		out.failure("secret %s is an SSH key, which needs the invocation service's SSH agent; this build does not have it yet. The command did not run.", approval.SSH.Secret)
+		return 1
+	}
+	var stdin *os.File
+	if approval.Stdin != nil {
+		out.detail("secret %s: variable %s goes to standard input", approval.Stdin.Secret, approval.Stdin.Variable)
+		stdin, err = startInvocationService(serviceStartup{OwnerPID: os.Getpid(), Stdin: string(approval.Stdin.Value)})
+		if err != nil {
+			out.failure("%v; the command did not run.", err)
+			return 1
+		}
+	}
+
 	// Step 6: the same object, and the same bytes, as approved.
 	if err := exe.revalidate(wd); err != nil {
 		out.failure("%v", err)
-		return 1
-	}
-
-	// Step 5 needs the invocation service (standard input, SSH), which
-	// this client does not have yet: refuse rather than run without it.
-	if approval.Stdin != nil || approval.SSH != nil {
-		out.failure("the approval needs the invocation service (standard-input delivery or an SSH secret), which this build does not have yet; the command did not run.")
 		return 1
 	}
 
@@ -111,7 +120,7 @@ func runCommand(o *runOptions, cs callerState) int {
 
 	// Steps 8-9: pending signals, then process replacement.
 	out.status("Running %s", o.Command[0])
-	err = execCommand(wd, exe, o.Command, env, cs, watch)
+	err = execCommand(wd, exe, o.Command, env, stdin, cs, watch)
 	var intr *interrupted
 	if errors.As(err, &intr) {
 		out.failure("%v before the command started; it did not run.", err)

@@ -5,7 +5,9 @@
 package e2e
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,6 +73,17 @@ func TestRunRoutesVariables(t *testing.T) {
 	r = w.agentknock("-s", "huge", "--", "touch", marker)
 	if r.code != 1 || exists(marker) || !strings.Contains(r.stderr, "argument list too long") {
 		t.Fatalf("run with a 128 KiB variable: %s", r)
+	}
+
+	// The same 128 KiB value on standard input, through the invocation
+	// service: exact bytes, no newline, nothing in the environment.
+	r = w.agentknock("-s", "huge", "--stdin", "huge", "HUGE", "--", "sh", "-c", `printf 'HUGE=%s\n' "${HUGE-unset}"; wc -c | tr -d ' '; echo`)
+	if r.code != 0 || r.stdout != fmt.Sprintf("HUGE=unset\n%d\n\n", len(huge)) {
+		t.Fatalf("run with a 128 KiB value on standard input: %s", r)
+	}
+	r = w.agentknock("-s", "huge", "--stdin", "huge", "HUGE", "--", "sh", "-c", "sha256sum | cut -c1-64")
+	if want := fmt.Sprintf("%x\n", sha256.Sum256([]byte(huge))); r.code != 0 || r.stdout != want {
+		t.Fatalf("standard input hash: %s, want %s", r, want)
 	}
 
 	// The command's own exit status, whatever it is.

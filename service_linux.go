@@ -1,0 +1,37 @@
+// Linux parts of the invocation service: its executable through /proc and
+// the owner watch through a pidfd (command-execution.md, "Invocation
+// service, standard input, and SSH operations").
+package main
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// serviceExecutable is this very executable file, even if its path was
+// replaced since the launcher started.
+func serviceExecutable() (string, error) { return "/proc/self/exe", nil }
+
+// watchOwner returns a channel closed when the owner process exits. The
+// pidfd refers to that process even if its PID is later reused.
+func watchOwner(pid int) (<-chan struct{}, error) {
+	gone := make(chan struct{})
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		close(gone)
+		return gone, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(gone)
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	return gone, nil
+}
