@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -29,6 +30,25 @@ type testApprovalResponse struct {
 	// RaiseAfterBlock sends this signal to the launcher's own thread once
 	// the hand-off has blocked termination signals.
 	RaiseAfterBlock int `json:"raise_after_block"`
+	// ThreadChurn keeps the runtime creating threads until the exec, the
+	// situation in which an exec outside the runtime's exec lock drops
+	// setuid privileges.
+	ThreadChurn bool `json:"thread_churn"`
+}
+
+// churnThreads ends and starts OS threads continuously: a goroutine that
+// exits while locked to its thread takes the thread with it.
+func churnThreads() {
+	go func() {
+		for {
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				close(done)
+			}()
+			<-done
+		}
+	}()
 }
 
 func (r *testApprovalResponse) plaintext(inv invocationRequest) ([]byte, error) {
@@ -84,6 +104,9 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 		var resp testApprovalResponse
 		if err := json.Unmarshal(data, &resp); err != nil {
 			return nil, fmt.Errorf("test approval: %v", err)
+		}
+		if resp.ThreadChurn {
+			churnThreads()
 		}
 		if resp.RaiseAfterBlock != 0 {
 			sig := syscall.Signal(resp.RaiseAfterBlock)
