@@ -197,9 +197,10 @@ const helpExamples = `Examples:
   printf %s "$GH_TOKEN" | agentknock-device secret set gh-token GH_TOKEN=-
   agentknock-device serve
 
-  # in the environment that runs agentknock
-  export AGENTKNOCK_RELAY_URL=ws://127.0.0.1:8787
-  agentknock pairing start amber-river-cloud   # then type its code into serve
+  # where agentknock runs (--relay is stored with the pairing;
+  # AGENTKNOCK_RELAY_URL would override it)
+  agentknock pairing start amber-river-cloud --relay ws://127.0.0.1:8787
+  # then type the code it prints into serve (or: agentknock-device pairing confirm "...")
   agentknock pairing finish
   agentknock run -s gh-token -- gh pr list
 

@@ -29,8 +29,9 @@ func cmdInit(c *cli, args []string) error {
 	fmt.Fprintln(c.stdout, address)
 	fmt.Fprintf(c.stderr, `device state: %s
 pairing address: %s (printed on standard output)
-next: start the device with '%s serve', then pair a client:
-  AGENTKNOCK_RELAY_URL=ws://127.0.0.1:8787 agentknock pairing start %s
+next: start the device with '%s serve', then pair a client (--relay is
+stored with the pairing, so later runs need no environment variable):
+  agentknock pairing start %s --relay ws://127.0.0.1:8787
 `, dir, address, progName, address)
 	return nil
 }
