@@ -270,3 +270,103 @@ func TestOtherErrorsStopTheSearch(t *testing.T) {
 		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
 	}
 }
+
+// Without PATH the search uses the system default (_CS_PATH).
+func TestUnsetPathUsesTheSystemDefault(t *testing.T) {
+	l := &launch{approval: newApprovalDir(t)}
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	l.cmd = exec.Command(testBinary, "-s", "x", "--", "sh", "-c", `echo "${PATH-unset}"`)
+	l.cmd.Env = append(env, "AGENTKNOCK_TEST_APPROVAL="+string(l.approval))
+	l.cmd.Stdout, l.cmd.Stderr = &l.stdout, &l.stderr
+	if err := l.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	req := l.approval.waitRequest(t)
+	l.approval.approve(t, nil)
+	if status := l.wait(t); status != 0 || !strings.HasPrefix(req.Operation.ExecutablePath, "/") {
+		t.Fatalf("status %d path %q stderr %q", status, req.Operation.ExecutablePath, l.stderr.String())
+	}
+	if dir := filepath.Dir(req.Operation.ExecutablePath); dir != "/bin" && dir != "/usr/bin" {
+		t.Fatalf("sh found in %s, outside %s", dir, defaultSearchPath)
+	}
+}
+
+// An empty PATH entry means the retained working directory; a symbolic
+// link is followed and the object it names is reported and run.
+func TestEmptyPathEntryAndSymbolicLinks(t *testing.T) {
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "real", "tool-v2"), "#!/bin/sh\necho real\n")
+	os.Symlink(filepath.Join("real", "tool-v2"), filepath.Join(dir, "tool"))
+	l := startLaunch(t, dir, []string{"PATH=/nonexistent::/usr/bin"}, "-s", "x", "--", "tool")
+	req := l.approval.waitRequest(t)
+	l.approval.approve(t, nil)
+	if status := l.wait(t); status != 0 || l.stdout.String() != "real\n" {
+		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+	}
+	if want := filepath.Join(dir, "real", "tool-v2"); req.Operation.ExecutablePath != want {
+		t.Fatalf("reported %q, want the link's target %q", req.Operation.ExecutablePath, want)
+	}
+}
+
+// A script that cannot be read again before execution is not run.
+func TestScriptRemovedDuringApprovalIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "tool"), "#!/bin/sh\necho ran\n")
+	l := startLaunch(t, dir, nil, "-s", "x", "--", "./tool")
+	l.approval.waitRequest(t)
+	os.Remove(filepath.Join(dir, "tool"))
+	l.approval.approve(t, nil)
+	if status := l.wait(t); status != 1 || strings.Contains(l.stdout.String(), "ran") || !strings.Contains(l.stderr.String(), "cannot read") {
+		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+	}
+}
+
+// argv[0] is the command string as given, not the path that was found.
+func TestArgvZeroIsTheOriginalCommandString(t *testing.T) {
+	l, status := runApproved(t, t.TempDir(), nil, nil, "-s", "x", "--", "cat", "/proc/self/cmdline")
+	if status != 0 || l.stdout.String() != "cat\x00/proc/self/cmdline\x00" {
+		t.Fatalf("status %d cmdline %q", status, l.stdout.String())
+	}
+}
+
+// No implicit shell: an executable text file without "#!" fails with the
+// kernel's error instead of being handed to /bin/sh as execvp(3) would.
+func TestNoShellFallbackForFilesWithoutShebang(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	writeExecutable(t, filepath.Join(dir, "tool"), "touch "+marker+"\n")
+	l, status := runApproved(t, dir, nil, nil, "-s", "x", "--", "./tool")
+	if _, err := os.Stat(marker); err == nil || status != 1 || !strings.Contains(l.stderr.String(), "exec format error") {
+		t.Fatalf("status %d stderr %q (marker created: %v)", status, l.stderr.String(), err == nil)
+	}
+}
+
+// The command gets the caller's descriptors (an extra one included) and
+// none of agentknock's own.
+func TestDescriptorsAreTheCallers(t *testing.T) {
+	list := `for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -lt 10 ] && printf '%s ' "$n"; done`
+	run := func(args ...string) string {
+		extra, _ := os.Open(os.DevNull)
+		defer extra.Close()
+		approval := newApprovalDir(t)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+		cmd.ExtraFiles = []*os.File{extra}
+		os.WriteFile(filepath.Join(string(approval), "response.json"), []byte(`{"secrets":{"x":{"V":"1"}}}`), 0o644)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return string(out)
+	}
+	direct := run("sh", "-c", list)
+	launched := run(testBinary, "--quiet", "-s", "x", "--", "sh", "-c", list)
+	if direct != launched || !strings.Contains(direct, "3 ") {
+		t.Fatalf("descriptors directly %q, through agentknock %q", direct, launched)
+	}
+}
