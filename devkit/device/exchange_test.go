@@ -1,3 +1,6 @@
+// Paired exchanges on the device side (cryptosystem "Paired exchange", "PSK
+// rotation"; client-device protocol "Paired exchanges"): idempotent
+// redelivery, request-id freshness, rotation and the previous-PSK overlap.
 package device
 
 import (

@@ -1,3 +1,5 @@
+// Invocation on the device side (client-device protocol "Invocation"):
+// every request validation rule, routing of returned variables, denials.
 package device
 
 import (

@@ -1,3 +1,5 @@
+// SecretList, SecretUpload and PairingRemove on the device side
+// (client-device protocol, those sections).
 package device
 
 import (

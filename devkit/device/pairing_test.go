@@ -1,3 +1,6 @@
+// Initial pairing and PairingFinish on the device side (cryptosystem
+// "Initial pairing", client-device protocol "Pairing"): commitment, SAS,
+// one pending attempt, activation.
 package device
 
 import (

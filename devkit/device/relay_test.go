@@ -1,3 +1,4 @@
+// The device behind the real local relay, over real WebSockets.
 package device
 
 import (

@@ -1,3 +1,6 @@
+// GitSign and SshAuthenticate on the device side (client-device protocol
+// "Git signing", "SSH authentication"): signatures checked by ssh-keygen
+// -Y verify and x/crypto/ssh, and their tie to the invocation.
 package device
 
 import (

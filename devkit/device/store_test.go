@@ -1,3 +1,4 @@
+// The device state directory: modes, atomic writes, the lock.
 package device
 
 import (
