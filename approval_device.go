@@ -6,17 +6,19 @@ package main
 
 import "fmt"
 
-func requestApproval(home string, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, error) {
+// requestApproval returns the checked approval and its invocation id (the
+// request id, which later SSH and Git exchanges name).
+func requestApproval(home string, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, ULID, error) {
 	p, err := activePairing(home, out)
 	if err != nil {
-		return nil, fmt.Errorf("%v. Agentknock did not contact the device", err)
+		return nil, ULID{}, fmt.Errorf("%v. Agentknock did not contact the device", err)
 	}
 	out.status("Asking the device to approve %s", inv.Operation.Command)
 	call, plaintext, err := callDevice(home, p, inv, watch, out)
 	if err != nil {
-		return nil, err
+		return nil, ULID{}, err
 	}
 	resp, completion, err := judgeInvocationResponse(inv, plaintext)
 	call.finish(completion, out)
-	return resp, err
+	return resp, call.x.RequestID(), err
 }

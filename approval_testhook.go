@@ -69,21 +69,21 @@ func (r *testApprovalResponse) plaintext(inv invocationRequest) ([]byte, error) 
 	return json.Marshal(map[string]any{"result": "APPROVED", "secrets": secrets})
 }
 
-func requestApproval(home string, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, error) {
+func requestApproval(home string, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, ULID, error) {
 	dir := os.Getenv("AGENTKNOCK_TEST_APPROVAL")
 	if dir == "" {
-		return nil, errors.New("test approval build: AGENTKNOCK_TEST_APPROVAL is not set")
+		return nil, ULID{}, errors.New("test approval build: AGENTKNOCK_TEST_APPROVAL is not set")
 	}
 	data, err := json.Marshal(inv)
 	if err != nil {
-		return nil, err
+		return nil, ULID{}, err
 	}
 	tmp := filepath.Join(dir, "request.json.tmp")
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return nil, err
+		return nil, ULID{}, err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, "request.json")); err != nil {
-		return nil, err
+		return nil, ULID{}, err
 	}
 	out.status("Waiting for approval (test approval in %s)", dir)
 	tick := time.NewTicker(2 * time.Millisecond)
@@ -91,7 +91,7 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 	for {
 		select {
 		case sig := <-watch.ch:
-			return nil, &interrupted{sig: toSignal(sig)}
+			return nil, ULID{}, &interrupted{sig: toSignal(sig)}
 		case <-tick.C:
 		}
 		data, err := os.ReadFile(filepath.Join(dir, "response.json"))
@@ -99,11 +99,11 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, ULID{}, err
 		}
 		var resp testApprovalResponse
 		if err := json.Unmarshal(data, &resp); err != nil {
-			return nil, fmt.Errorf("test approval: %v", err)
+			return nil, ULID{}, fmt.Errorf("test approval: %v", err)
 		}
 		if resp.ThreadChurn {
 			churnThreads()
@@ -114,8 +114,10 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 		}
 		pt, err := resp.plaintext(inv)
 		if err != nil {
-			return nil, err
+			return nil, ULID{}, err
 		}
-		return checkedApproval(inv, pt)
+		approval, err := checkedApproval(inv, pt)
+		id, _ := newULID()
+		return approval, id, err
 	}
 }

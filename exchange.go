@@ -320,3 +320,10 @@ func responseFailure(err error, r checkedResponse) (completion resultCompletion,
 	}
 	return resultCompletion{}, nil
 }
+
+func (r *signatureResponse) deviceOutcome() (responseOutcome, deviceError) {
+	if r == nil {
+		return 0, deviceError{}
+	}
+	return r.Outcome, r.Error
+}

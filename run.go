@@ -8,6 +8,8 @@ import (
 	"errors"
 	"os"
 	"strings"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // runCommand returns only when the command was not started; its result is
@@ -71,7 +73,7 @@ func runCommand(o *runOptions, cs callerState) int {
 
 	// Steps 3-4: the device exchange. SIGINT and SIGTERM cancel it.
 	watch := watchTermination(cs)
-	approval, err := requestApproval(home, inv, watch, out)
+	approval, invocationID, err := requestApproval(home, inv, watch, out)
 	if err != nil {
 		var intr *interrupted
 		if errors.As(err, &intr) {
@@ -82,20 +84,12 @@ func runCommand(o *runOptions, cs callerState) int {
 		return 1
 	}
 
-	// Step 5: the invocation service delivers a value on standard input.
-	// SSH operations are not available yet: refuse rather than run without.
-	if approval.SSH != nil {
-		out.failure("secret %s is an SSH key, which needs the invocation service's SSH agent; this build does not have it yet. The command did not run.", approval.SSH.Secret)
+	// Step 5: the invocation service delivers a value on standard input
+	// and provides the temporary SSH agent for an SSH secret.
+	svc, err := startServiceFor(approval, invocationID, token, home, o, out)
+	if err != nil {
+		out.failure("%v; the command did not run.", err)
 		return 1
-	}
-	var stdin *os.File
-	if approval.Stdin != nil {
-		out.detail("secret %s: variable %s goes to standard input", approval.Stdin.Secret, approval.Stdin.Variable)
-		stdin, err = startInvocationService(serviceStartup{OwnerPID: os.Getpid(), Stdin: string(approval.Stdin.Value)})
-		if err != nil {
-			out.failure("%v; the command did not run.", err)
-			return 1
-		}
 	}
 
 	// Step 6: the same object, and the same bytes, as approved.
@@ -111,6 +105,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	env, err := buildEnvironment(envPlan{
 		Inherited: os.Environ(),
 		Secrets:   approval.Secrets,
+		AgentSock: svc.agentSocket(),
 		NoAgent:   o.NoSSHAgent,
 	})
 	if err != nil {
@@ -120,7 +115,7 @@ func runCommand(o *runOptions, cs callerState) int {
 
 	// Steps 8-9: pending signals, then process replacement.
 	out.status("Running %s", o.Command[0])
-	err = execCommand(wd, exe, o.Command, env, stdin, cs, watch)
+	err = execCommand(wd, exe, o.Command, env, svc.stdinPipe(), cs, watch)
 	var intr *interrupted
 	if errors.As(err, &intr) {
 		out.failure("%v before the command started; it did not run.", err)
@@ -142,4 +137,29 @@ func hashText(h []byte) string {
 		return "unavailable: not readable"
 	}
 	return base64.StdEncoding.EncodeToString(h)
+}
+
+// startServiceFor starts the invocation service when the approval needs
+// one: a value for standard input, or an SSH secret for the temporary
+// agent. Git signing through the service is not available yet, so with
+// --no-ssh-agent an SSH secret needs no service.
+func startServiceFor(approval *invocationResponse, invocationID ULID, token []byte, home string, o *runOptions, out *output) (*serviceHandle, error) {
+	start := serviceStartup{OwnerPID: os.Getpid()}
+	if approval.Stdin != nil {
+		out.detail("secret %s: variable %s goes to standard input", approval.Stdin.Secret, approval.Stdin.Variable)
+		value := string(approval.Stdin.Value)
+		start.Stdin = &value
+	}
+	if approval.SSH != nil && !o.NoSSHAgent {
+		upstream := ""
+		if !o.NoSSHPassthrough {
+			upstream = os.Getenv("SSH_AUTH_SOCK")
+		}
+		out.detail("secret %s: SSH key %s through a temporary agent", approval.SSH.Secret, ssh.FingerprintSHA256(approval.SSH.PublicKey))
+		start.SSH = &serviceSSH{Home: home, InvocationID: invocationID, Token: token, Secret: approval.SSH.Secret, PublicKey: approval.SSH.AuthorizedKey, Upstream: upstream}
+	}
+	if start.Stdin == nil && start.SSH == nil {
+		return nil, nil
+	}
+	return startInvocationService(start)
 }

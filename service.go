@@ -1,19 +1,28 @@
-// The invocation service, standard-input delivery: command-execution.md,
-// "Invocation service, standard input, and SSH operations" (step 5 of the
-// run sequence). A separate copy of this executable, started before the
-// launcher replaces itself, writes the approved value to a pipe that becomes
-// the command's standard input. It exits when the value is written or when
-// the command (the owner PID, which the exec keeps) exits.
+// The invocation service: command-execution.md, "Invocation service,
+// standard input, and SSH operations" (step 5 of the run sequence). A
+// separate copy of this executable, started before the launcher replaces
+// itself, writes an approved value to the pipe that becomes the command's
+// standard input and, for an SSH secret, serves a temporary SSH agent in a
+// private directory whose selected key stays on the device. It lives until
+// its work is done or the command (the owner PID, which the exec keeps)
+// exits. It holds no live HPKE context: each SSH signature is a new paired
+// exchange with the stored pairing.
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,22 +32,54 @@ const serviceRole = "__agentknock-invocation-service"
 
 // serviceStartup is what the launcher sends the service through its private
 // startup pipe. It never appears on a command line or in the environment.
-// (The SSH operations will add the invocation id, token and key here.)
 type serviceStartup struct {
-	OwnerPID int    `json:"owner_pid"`
-	Stdin    string `json:"stdin"`
+	OwnerPID int         `json:"owner_pid"`
+	Stdin    *string     `json:"stdin,omitempty"`
+	SSH      *serviceSSH `json:"ssh,omitempty"`
+}
+
+// serviceSSH is what the SSH agent needs: the invocation it belongs to, the
+// selected key, where the pairing lives and the agent to pass other keys to.
+type serviceSSH struct {
+	Home         string `json:"home"`
+	InvocationID ULID   `json:"invocation_id"`
+	Token        []byte `json:"invocation_token"`
+	Secret       string `json:"secret"`
+	PublicKey    string `json:"public_key"`
+	Upstream     string `json:"upstream,omitempty"` // "" with --no-ssh-passthrough
 }
 
 // Descriptors the service inherits, after stdin, stdout and stderr.
 const (
-	serviceStartupFD = 3
-	serviceStdinFD   = 4
+	serviceStartupFD = 3 // startup data, read to EOF
+	serviceStdinFD   = 4 // write end of the command's standard input
+	serviceReadyFD   = 5 // the service writes "ready DIR" or "error TEXT"
 )
 
-// startInvocationService starts the service and returns the read end of
-// the standard-input pipe, which the launcher puts on descriptor 0 just
-// before exec.
-func startInvocationService(start serviceStartup) (*os.File, error) {
+// serviceHandle is what the launcher keeps of a started service.
+type serviceHandle struct {
+	stdin *os.File // read end for descriptor 0, or nil
+	dir   string   // private directory with agent.sock, or ""
+}
+
+// agentSocket is the temporary agent's socket, or "" without one.
+func (h *serviceHandle) agentSocket() string {
+	if h == nil || h.dir == "" {
+		return ""
+	}
+	return filepath.Join(h.dir, "agent.sock")
+}
+
+// stdinPipe is the pipe for descriptor 0, or nil.
+func (h *serviceHandle) stdinPipe() *os.File {
+	if h == nil {
+		return nil
+	}
+	return h.stdin
+}
+
+// startInvocationService starts the service and waits until it is ready.
+func startInvocationService(start serviceStartup) (*serviceHandle, error) {
 	self, err := serviceExecutable()
 	if err != nil {
 		return nil, err
@@ -54,45 +95,74 @@ func startInvocationService(start serviceStartup) (*os.File, error) {
 		return nil, err
 	}
 	defer stdinW.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		return nil, err
+	}
+	defer readyR.Close()
+	defer readyW.Close()
 
 	// The first copy only starts the real service and exits, so the
-	// service is not a child of the command (which could not reap it).
+	// service is not a child of the command (which could not reap it). It
+	// gets the caller's environment (relay URL, proxies), never a secret.
 	cmd := exec.Command(self, serviceRole, "detach")
-	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{startupR, stdinW}
+	cmd.ExtraFiles = []*os.File{startupR, stdinW, readyW}
 	if err := cmd.Run(); err != nil {
 		stdinR.Close()
 		return nil, fmt.Errorf("cannot start the invocation service: %v", err)
 	}
+	readyW.Close()
 	data, err := json.Marshal(start)
 	if err == nil {
 		_, err = startupW.Write(data)
 	}
+	startupW.Close()
 	if err != nil {
 		stdinR.Close()
 		return nil, fmt.Errorf("cannot start the invocation service: %v", err)
 	}
-	return stdinR, nil
+	line, _ := bufio.NewReader(readyR).ReadString('\n')
+	line = strings.TrimSuffix(line, "\n")
+	h := &serviceHandle{}
+	switch {
+	case strings.HasPrefix(line, "ready"):
+		h.dir = strings.TrimPrefix(strings.TrimPrefix(line, "ready"), " ")
+	case strings.HasPrefix(line, "error "):
+		stdinR.Close()
+		return nil, fmt.Errorf("the invocation service failed: %s", strings.TrimPrefix(line, "error "))
+	default:
+		stdinR.Close()
+		return nil, errors.New("the invocation service did not start")
+	}
+	if start.Stdin != nil {
+		h.stdin = stdinR
+	} else {
+		stdinR.Close()
+	}
+	return h, nil
 }
 
 // serviceMain is the service process; with "detach" it is the short-lived
 // first copy that starts it.
 func serviceMain(args []string) int {
+	var st unix.Stat_t
+	for _, fd := range []int{serviceStartupFD, serviceStdinFD, serviceReadyFD} {
+		if unix.Fstat(fd, &st) != nil {
+			fmt.Fprintln(os.Stderr, messagePrefix+"the invocation service is started by agentknock run, not by hand")
+			return 2
+		}
+	}
 	startupPipe := os.NewFile(serviceStartupFD, "startup")
 	stdinPipe := os.NewFile(serviceStdinFD, "stdin")
-	var st syscall.Stat_t
-	if syscall.Fstat(serviceStartupFD, &st) != nil || syscall.Fstat(serviceStdinFD, &st) != nil {
-		fmt.Fprintln(os.Stderr, messagePrefix+"the invocation service is started by agentknock run, not by hand")
-		return 2
-	}
+	ready := os.NewFile(serviceReadyFD, "ready")
 	if len(args) > 0 && args[0] == "detach" {
 		self, err := serviceExecutable()
 		if err != nil {
 			return 1
 		}
 		cmd := exec.Command(self, serviceRole)
-		cmd.Env = []string{}
-		cmd.ExtraFiles = []*os.File{startupPipe, stdinPipe}
+		cmd.ExtraFiles = []*os.File{startupPipe, stdinPipe, ready}
 		// Its own session: a terminal's Ctrl-C or hangup for the command's
 		// process group does not reach the service.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -101,6 +171,11 @@ func serviceMain(args []string) int {
 		}
 		return 0
 	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(ready, "error "+format+"\n", a...)
+		return 1
+	}
+
 	data, err := io.ReadAll(startupPipe)
 	startupPipe.Close()
 	var start serviceStartup
@@ -108,27 +183,48 @@ func serviceMain(args []string) int {
 		err = json.Unmarshal(data, &start)
 	}
 	if err != nil || start.OwnerPID <= 1 {
-		return 1
+		return fail("unreadable startup data")
 	}
 	ownerGone, err := watchOwner(start.OwnerPID)
 	if err != nil {
-		return 1
+		return fail("cannot watch the command: %v", err)
 	}
+
+	var agent *sshAgentService
+	if start.SSH != nil {
+		if agent, err = startSSHAgent(start.SSH, start.OwnerPID, ownerGone); err != nil {
+			return fail("%v", err)
+		}
+		defer agent.close()
+	}
+	dir := ""
+	if agent != nil {
+		dir = agent.dir
+	}
+	fmt.Fprintf(ready, "ready %s\n", dir)
+	ready.Close()
+
 	// A dedicated writer: the value may exceed the pipe buffer, and the
 	// command reads it at its own pace (or never).
 	written := make(chan error, 1)
-	go func() {
-		_, err := io.WriteString(stdinPipe, start.Stdin)
+	if start.Stdin != nil {
+		go func() {
+			_, err := io.WriteString(stdinPipe, *start.Stdin)
+			stdinPipe.Close()
+			written <- err
+		}()
+	} else {
 		stdinPipe.Close()
-		written <- err
-	}()
-	select {
-	case err := <-written:
-		if err != nil && !errors.Is(err, syscall.EPIPE) {
-			return 1
-		}
-	case <-ownerGone:
+		written <- nil
 	}
+	if agent == nil {
+		select {
+		case <-written:
+		case <-ownerGone:
+		}
+		return 0
+	}
+	<-ownerGone
 	return 0
 }
 
@@ -145,4 +241,53 @@ func becomeStdin(f *os.File) error {
 		return err
 	}
 	return unix.Dup2(fd, 0)
+}
+
+// sshAgentService is the agent socket in its private directory.
+type sshAgentService struct {
+	dir      string
+	listener net.Listener
+	cancel   context.CancelFunc
+}
+
+func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshAgentService, error) {
+	key, err := parseOpenSSHPublicKey(cfg.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("the SSH public key is not usable: %v", err)
+	}
+	dir, err := os.MkdirTemp(runtimeDirBase(), "agentknock-")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", filepath.Join(dir, "agent.sock"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-ownerGone
+		cancel()
+	}()
+	s := &sshAgentService{dir: dir, listener: ln, cancel: cancel}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			go serveAgentConn(ctx, conn, cfg, key, owner)
+		}
+	}()
+	return s, nil
+}
+
+func (s *sshAgentService) close() {
+	s.cancel()
+	s.listener.Close()
+	os.RemoveAll(s.dir)
 }
