@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 )
 
@@ -69,6 +70,10 @@ Examples:
 `
 
 func main() {
+	// Git runs the signing helper under its own name (gitsign.go).
+	if filepath.Base(os.Args[0]) == gitSignHelperName {
+		os.Exit(gitSignMain(os.Args[1:]))
+	}
 	os.Exit(agentknockMain(os.Args[1:]))
 }
 

@@ -105,6 +105,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	env, err := buildEnvironment(envPlan{
 		Inherited: os.Environ(),
 		Secrets:   approval.Secrets,
+		Git:       svc.gitSettings(),
 		AgentSock: svc.agentSocket(),
 		NoAgent:   o.NoSSHAgent,
 	})
@@ -140,9 +141,8 @@ func hashText(h []byte) string {
 }
 
 // startServiceFor starts the invocation service when the approval needs
-// one: a value for standard input, or an SSH secret for the temporary
-// agent. Git signing through the service is not available yet, so with
-// --no-ssh-agent an SSH secret needs no service.
+// one: a value for standard input, or an SSH secret for the temporary agent
+// and Git signing.
 func startServiceFor(approval *invocationResponse, invocationID ULID, token []byte, home string, o *runOptions, out *output) (*serviceHandle, error) {
 	start := serviceStartup{OwnerPID: os.Getpid()}
 	if approval.Stdin != nil {
@@ -150,13 +150,14 @@ func startServiceFor(approval *invocationResponse, invocationID ULID, token []by
 		value := string(approval.Stdin.Value)
 		start.Stdin = &value
 	}
-	if approval.SSH != nil && !o.NoSSHAgent {
+	if approval.SSH != nil && !(o.NoSSHAgent && o.NoGitSign) {
 		upstream := ""
 		if !o.NoSSHPassthrough {
 			upstream = os.Getenv("SSH_AUTH_SOCK")
 		}
-		out.detail("secret %s: SSH key %s through a temporary agent", approval.SSH.Secret, ssh.FingerprintSHA256(approval.SSH.PublicKey))
-		start.SSH = &serviceSSH{Home: home, InvocationID: invocationID, Token: token, Secret: approval.SSH.Secret, PublicKey: approval.SSH.AuthorizedKey, Upstream: upstream}
+		out.detail("secret %s: SSH key %s through a temporary agent and Git signing", approval.SSH.Secret, ssh.FingerprintSHA256(approval.SSH.PublicKey))
+		start.SSH = &serviceSSH{Home: home, InvocationID: invocationID, Token: token, Secret: approval.SSH.Secret,
+			PublicKey: approval.SSH.AuthorizedKey, Upstream: upstream, Passthrough: !o.NoSSHPassthrough, GitSign: !o.NoGitSign}
 	}
 	if start.Stdin == nil && start.SSH == nil {
 		return nil, nil

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,7 +47,9 @@ type serviceSSH struct {
 	Token        []byte `json:"invocation_token"`
 	Secret       string `json:"secret"`
 	PublicKey    string `json:"public_key"`
-	Upstream     string `json:"upstream,omitempty"` // "" with --no-ssh-passthrough
+	Upstream     string `json:"upstream,omitempty"` // previous agent; "" with --no-ssh-passthrough
+	Passthrough  bool   `json:"passthrough"`        // other keys may sign through the helper
+	GitSign      bool   `json:"git_sign"`           // service.sock and the Git helper
 }
 
 // Descriptors the service inherits, after stdin, stdout and stderr.
@@ -68,6 +71,22 @@ func (h *serviceHandle) agentSocket() string {
 		return ""
 	}
 	return filepath.Join(h.dir, "agent.sock")
+}
+
+// gitSettings make Git sign through the helper: the program itself, and
+// the default key for a repository without user.signingKey.
+func (h *serviceHandle) gitSettings() []gitSetting {
+	if h == nil || h.dir == "" {
+		return nil
+	}
+	helper := filepath.Join(h.dir, gitSignHelperName)
+	if _, err := os.Lstat(helper); err != nil {
+		return nil
+	}
+	return []gitSetting{
+		{"gpg.ssh.program", helper},
+		{"gpg.ssh.defaultKeyCommand", helper + " default-key"},
+	}
 }
 
 // stdinPipe is the pipe for descriptor 0, or nil.
@@ -245,9 +264,9 @@ func becomeStdin(f *os.File) error {
 
 // sshAgentService is the agent socket in its private directory.
 type sshAgentService struct {
-	dir      string
-	listener net.Listener
-	cancel   context.CancelFunc
+	dir       string
+	listeners []net.Listener
+	cancel    context.CancelFunc
 }
 
 func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshAgentService, error) {
@@ -269,25 +288,103 @@ func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshA
 		<-ownerGone
 		cancel()
 	}()
-	s := &sshAgentService{dir: dir, listener: ln, cancel: cancel}
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			go serveAgentConn(ctx, conn, cfg, key, owner)
+	s := &sshAgentService{dir: dir, listeners: []net.Listener{ln}, cancel: cancel}
+	go acceptLoop(ln, func(conn net.Conn) { serveAgentConn(ctx, conn, cfg, key, owner) })
+	if cfg.GitSign {
+		sln, err := net.Listen("unix", filepath.Join(dir, "service.sock"))
+		if err == nil {
+			s.listeners = append(s.listeners, sln)
+			err = installGitSignHelper(filepath.Join(dir, gitSignHelperName))
 		}
-	}()
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("cannot set up Git signing: %v", err)
+		}
+		go acceptLoop(sln, func(conn net.Conn) { serveHelperConn(ctx, conn, cfg, key, owner) })
+	}
 	return s, nil
+}
+
+func acceptLoop(ln net.Listener, serve func(net.Conn)) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go serve(conn)
+	}
 }
 
 func (s *sshAgentService) close() {
 	s.cancel()
-	s.listener.Close()
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
 	os.RemoveAll(s.dir)
+}
+
+// serveHelperConn answers one request of the Git signing helper.
+func serveHelperConn(ctx context.Context, conn net.Conn, cfg *serviceSSH, key ssh.PublicKey, owner int) {
+	defer conn.Close()
+	pid, err := peerPID(conn)
+	if err != nil || !descendsFrom(pid, owner) {
+		return
+	}
+	var req serviceRequest
+	reply := serviceReply{}
+	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
+		reply.Error = "unreadable request"
+	} else {
+		switch req.Op {
+		case "key":
+			reply.PublicKey, reply.Passthrough = cfg.PublicKey, cfg.Passthrough
+		case "sign":
+			armored, err := gitSignWithDevice(ctx, cfg, key, req.Message, req.Repository)
+			if err != nil {
+				reply.Error = err.Error()
+			}
+			reply.Signature = armored
+		default:
+			reply.Error = "unknown request"
+		}
+	}
+	json.NewEncoder(conn).Encode(reply)
+}
+
+// gitSignWithDevice is one GitSign exchange: the exact payload Git asked
+// to sign, a separate device decision, an SSHSIG verified before use.
+func gitSignWithDevice(ctx context.Context, cfg *serviceSSH, key ssh.PublicKey, message []byte, repo *gitRepositoryContext) (string, error) {
+	out := newOutput(true, false)
+	p, err := activePairing(cfg.Home, out)
+	if err != nil {
+		return "", err
+	}
+	if repo.validate() != nil {
+		repo = nil // advisory only: never a reason to fail
+	}
+	req, err := newGitSignRequest(cfg.InvocationID, cfg.Token, cfg.Secret, message, repo)
+	if err != nil {
+		return "", err
+	}
+	watch, stop := contextWatch(ctx)
+	defer stop()
+	call, plaintext, err := callDevice(cfg.Home, p, req, watch, out)
+	if err != nil {
+		return "", err
+	}
+	r, err := checkGitSignResponse(plaintext, key, message)
+	if completion, failure := responseFailure(err, r); failure != nil {
+		call.finish(completion, out)
+		return "", failure
+	}
+	if r.Outcome == outcomeDenied {
+		call.finish(newDeniedCompletion(r.Denial), out)
+		return "", errors.New(describeDenial(r.Denial))
+	}
+	call.finish(newApprovedCompletion(), out)
+	return r.Armored, nil
 }

@@ -11,6 +11,20 @@ import (
 
 func serviceExecutable() (string, error) { return os.Executable() }
 
+// installGitSignHelper copies the service's executable into its private
+// directory (macOS has no /proc to link to); the copy holds no secret.
+func installGitSignHelper(path string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o700)
+}
+
 // watchOwner returns a channel closed when the owner process exits.
 func watchOwner(pid int) (<-chan struct{}, error) {
 	gone := make(chan struct{})

@@ -4,12 +4,22 @@
 package main
 
 import (
+	"os"
+	"strconv"
+
 	"golang.org/x/sys/unix"
 )
 
 // serviceExecutable is this very executable file, even if its path was
 // replaced since the launcher started.
 func serviceExecutable() (string, error) { return "/proc/self/exe", nil }
+
+// installGitSignHelper links the helper to the service's own executable:
+// Git runs the same agentknock binary, with nothing installed or added to
+// PATH.
+func installGitSignHelper(path string) error {
+	return os.Symlink("/proc/"+strconv.Itoa(os.Getpid())+"/exe", path)
+}
 
 // watchOwner returns a channel closed when the owner process exits. The
 // pidfd refers to that process even if its PID is later reused.
