@@ -119,6 +119,20 @@ func TestSSHLoginThroughTheDevice(t *testing.T) {
 			w.waitLog(`completion .*: Invocation APPROVED$`)
 			w.waitLog(`completion .*: SshAuthenticate APPROVED$`)
 
+			// With a previous agent (ssh binds the session through it and
+			// may use the host-bound method) and with a broken one, the
+			// device's key still logs in.
+			upstream := startUpstreamAgent(t, w)
+			for _, sock := range []string{upstream, filepath.Join(w.root, "no-such-agent.sock")} {
+				r = w.agentknockWith(runOpts{env: []string{"SSH_AUTH_SOCK=" + sock}}, append([]string{"-s", "login", "--"}, srv.sshArgs("echo", "logged-in")...)...)
+				if r.code != 0 || strings.TrimSpace(r.stdout) != "logged-in" {
+					t.Fatalf("ssh with SSH_AUTH_SOCK=%s: %s", sock, r)
+				}
+			}
+			// The session binding reached the previous agent, so ssh
+			// used OpenSSH's host-bound user-authentication form.
+			w.waitLog(`publickey-hostbound-v00@openssh\.com`)
+
 			// Without agentknock the key is nowhere: the login fails.
 			plain := exec.Command(srv.sshArgs("true")[0], srv.sshArgs("true")[1:]...)
 			plain.Env = append(w.baseEnv(), "SSH_AUTH_SOCK=")
@@ -155,18 +169,7 @@ func TestTemporaryAgentPassthrough(t *testing.T) {
 	w.pair()
 
 	// The previous agent, with a key of its own.
-	upstream := filepath.Join(w.root, "upstream.sock")
-	agentCmd := exec.Command("ssh-agent", "-D", "-a", upstream)
-	if err := agentCmd.Start(); err != nil {
-		t.Skipf("ssh-agent: %v", err)
-	}
-	t.Cleanup(func() { agentCmd.Process.Kill(); agentCmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(upstream); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	upstream := startUpstreamAgent(t, w)
 	ownKey := filepath.Join(w.root, "own")
 	exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "own-key", "-f", ownKey).Run()
 	add := exec.Command("ssh-add", ownKey)
@@ -200,6 +203,24 @@ func TestTemporaryAgentPassthrough(t *testing.T) {
 		t.Fatalf("--no-ssh-agent: %s", r)
 	}
 
+	// A process that does not descend from the command cannot use the
+	// agent while the command runs.
+	bg := w.startAgentknock(opts, "-s", "login", "--", "sh", "-c", `echo "$SSH_AUTH_SOCK"; sleep 2`)
+	var running string
+	for deadline := time.Now().Add(20 * time.Second); running == ""; {
+		if time.Now().After(deadline) {
+			t.Fatal("the command never printed its agent socket")
+		}
+		running = strings.TrimSpace(bg.stdout.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	outsider := exec.Command("ssh-add", "-L")
+	outsider.Env = append(w.baseEnv(), "SSH_AUTH_SOCK="+running)
+	if out, err := outsider.CombinedOutput(); err == nil || strings.Contains(string(out), "ssh-") {
+		t.Fatalf("an unrelated process used the temporary agent: %v %s", err, out)
+	}
+	bg.wait()
+
 	// The first run's agent directory went away with its command.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -211,4 +232,26 @@ func TestTemporaryAgentPassthrough(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// startUpstreamAgent runs an ssh-agent for the test (the "previous agent").
+func startUpstreamAgent(t *testing.T, w *world) string {
+	t.Helper()
+	sock := filepath.Join(w.root, "upstream.sock")
+	if _, err := os.Stat(sock); err == nil {
+		return sock
+	}
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Skipf("ssh-agent: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			return sock
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("ssh-agent did not start")
+	return ""
 }
