@@ -67,6 +67,14 @@ Examples:
   agentknock -s aws --only-env aws AWS_ACCESS_KEY_ID --only-env aws AWS_SECRET_ACCESS_KEY -- aws s3 ls
   agentknock -s db --rename-env db PASSWORD PGPASSWORD -- psql -h db.internal
   agentknock -s vault --stdin vault TOKEN -- vault login -
+  agentknock -s production-ssh -- ssh deploy@example.com
+  agentknock -s git-signing -- git -c gpg.format=ssh commit -S -m "Describe the change"
+
+An SSH secret's private key stays on the device: the command gets a
+temporary SSH agent (SSH_AUTH_SOCK) whose key lists first and whose every
+signature the device approves separately, and Git SSH signing through a
+helper (gpg.ssh.program). Keys of an existing agent stay available unless
+--no-ssh-passthrough.
 `
 
 func main() {
