@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -267,7 +268,12 @@ type sshAgentService struct {
 	dir       string
 	listeners []net.Listener
 	cancel    context.CancelFunc
+	conns     sync.WaitGroup // connection handlers, with their device exchanges
 }
+
+// closeWait bounds how long an exiting service lets cancelled exchanges send
+// their aborted completions (the transport's own bound is 5 s).
+const closeWait = 8 * time.Second
 
 func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshAgentService, error) {
 	key, err := parseOpenSSHPublicKey(cfg.PublicKey)
@@ -289,7 +295,7 @@ func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshA
 		cancel()
 	}()
 	s := &sshAgentService{dir: dir, listeners: []net.Listener{ln}, cancel: cancel}
-	go acceptLoop(ln, func(conn net.Conn) { serveAgentConn(ctx, conn, cfg, key, owner) })
+	go s.acceptLoop(ln, func(conn net.Conn) { serveAgentConn(ctx, conn, cfg, key, owner) })
 	if cfg.GitSign {
 		sln, err := net.Listen("unix", filepath.Join(dir, "service.sock"))
 		if err == nil {
@@ -300,12 +306,12 @@ func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshA
 			s.close()
 			return nil, fmt.Errorf("cannot set up Git signing: %v", err)
 		}
-		go acceptLoop(sln, func(conn net.Conn) { serveHelperConn(ctx, conn, cfg, key, owner) })
+		go s.acceptLoop(sln, func(conn net.Conn) { serveHelperConn(ctx, conn, cfg, key, owner) })
 	}
 	return s, nil
 }
 
-func acceptLoop(ln net.Listener, serve func(net.Conn)) {
+func (s *sshAgentService) acceptLoop(ln net.Listener, serve func(net.Conn)) {
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -315,14 +321,29 @@ func acceptLoop(ln net.Listener, serve func(net.Conn)) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		go serve(conn)
+		s.conns.Add(1)
+		go func() {
+			defer s.conns.Done()
+			serve(conn)
+		}()
 	}
 }
 
+// close cancels what is in flight, lets it send its aborted completions
+// (bounded), and removes the directory.
 func (s *sshAgentService) close() {
 	s.cancel()
 	for _, ln := range s.listeners {
 		ln.Close()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.conns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
 	}
 	os.RemoveAll(s.dir)
 }

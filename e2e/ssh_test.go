@@ -255,3 +255,29 @@ func startUpstreamAgent(t *testing.T, w *world) string {
 	t.Fatal("ssh-agent did not start")
 	return ""
 }
+
+// When the command exits while the device is still deciding on a
+// signature, the service withdraws the request with an aborted completion.
+func TestSSHSignatureCancelledWhenTheCommandExits(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	key := deviceSSHKey(t, w, "login", "ed25519")
+	srv := startSSHServer(t, w, key)
+	w.startServe(`{"default":"deny","pairing":"approve","secrets":{"login":"approve"},"operations":{"ssh-authenticate":"ask"}}`, "")
+	w.pair()
+	bg := w.startAgentknock(runOpts{}, append([]string{"-s", "login", "--"}, srv.sshArgs("true")...)...)
+	items := w.waitPending()
+	if items[0].Kind != "ssh-authenticate" {
+		t.Fatalf("pending %+v, want an ssh-authenticate request", items)
+	}
+	bg.cmd.Process.Kill() // the command (ssh, same PID as agentknock) ends
+	bg.wait()
+	w.waitLog(`completion ` + items[0].RequestID + ` .*: SshAuthenticate ABORTED/CANCELLED$`)
+	deadline := time.Now().Add(waitGuard)
+	for len(w.pending()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the withdrawn request is still pending: %+v", w.pending())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
