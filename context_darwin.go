@@ -28,11 +28,18 @@ func launcherChain() []string {
 			break
 		}
 		chain = append(chain, string(path))
-		kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-		if err != nil {
+		if pid, err = parentPID(pid); err != nil {
 			break
 		}
-		pid = int(kp.Eproc.Ppid)
 	}
 	return reverseStrings(chain)
+}
+
+// parentPID reads the parent from the kernel's process information.
+func parentPID(pid int) (int, error) {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil {
+		return 0, err
+	}
+	return int(kp.Eproc.Ppid), nil
 }

@@ -1,49 +1,12 @@
-// The peer of an invocation-service socket on Linux: SO_PEERCRED for its
-// PID and the /proc parent chain to require that it descends from the
-// command (command-execution.md, "Invocation service"). Best effort, not a
-// same-user security boundary.
+// The peer PID of a Unix socket on Linux: SO_PEERCRED.
 package main
 
-import (
-	"errors"
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-func peerPID(c net.Conn) (int, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return 0, errors.New("not a Unix socket")
-	}
-	raw, err := uc.SyscallConn()
+func socketPeerPID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		return 0, err
 	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if credErr != nil {
-		return 0, credErr
-	}
 	return int(cred.Pid), nil
-}
-
-// descendsFrom walks parent records from pid up to owner.
-func descendsFrom(pid, owner int) bool {
-	for i := 0; i < 256 && pid > 1; i++ {
-		if pid == owner {
-			return true
-		}
-		next, err := parentPID(pid)
-		if err != nil {
-			return false
-		}
-		pid = next
-	}
-	return false
 }
