@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -177,6 +178,7 @@ func execSSHKeygen(dir string, args []string) int {
 	}
 	env := os.Environ()
 	if _, err := os.Stat(filepath.Join(dir, "agent.sock")); err == nil {
+		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, "SSH_AUTH_SOCK=") })
 		env = append(env, "SSH_AUTH_SOCK="+filepath.Join(dir, "agent.sock"))
 	}
 	err = syscall.Exec(path, append([]string{"ssh-keygen"}, args...), env)

@@ -118,6 +118,27 @@ func TestGitSignWithAnotherKey(t *testing.T) {
 		t.Fatalf("the device was asked to sign for another key (%d lines)", n)
 	}
 
+	// A key that only the previous agent holds, with --no-ssh-agent: the
+	// helper's ssh-keygen reaches it through the service's agent.sock.
+	upstream := startUpstreamAgent(t, w)
+	add := exec.Command("ssh-add", own)
+	add.Env = append(w.baseEnv(), "SSH_AUTH_SOCK="+upstream)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v %s", err, out)
+	}
+	os.Remove(own) // only the agent has the private key now
+	w.git(t, "-C", repo, "config", "user.signingKey", own+".pub")
+	r = w.agentknockWith(runOpts{env: []string{"SSH_AUTH_SOCK=" + upstream}}, "-s", "signing", "--no-ssh-agent", "--",
+		"git", "-C", repo, "commit", "-q", "--allow-empty", "-S", "-m", "agent key")
+	if r.code != 0 {
+		t.Fatalf("commit with a key of the previous agent: %s", r)
+	}
+	verify = exec.Command("git", "-C", repo, "verify-commit", "HEAD")
+	verify.Env = w.baseEnv()
+	if out, err := verify.CombinedOutput(); err != nil {
+		t.Fatalf("verify-commit (agent key): %v\n%s", err, out)
+	}
+
 	r = w.agentknock("-s", "signing", "--no-ssh-passthrough", "--", "git", "-C", repo, "commit", "-q", "--allow-empty", "-S", "-m", "refused")
 	if r.code == 0 || !strings.Contains(r.stderr, "passthrough is disabled") {
 		t.Fatalf("--no-ssh-passthrough signed with another key: %s", r)
