@@ -197,6 +197,18 @@ func (c *deviceCall) abort(reason, message string, out *output) {
 	}
 }
 
+// reportCallError reports a failed device call and returns the exit status:
+// 128+N for signal N (what was cancelled is said in cancelled), else 1.
+func reportCallError(err error, cancelled string, out *output) int {
+	var intr *interrupted
+	if errors.As(err, &intr) {
+		out.failure("%v; %s", err, cancelled)
+		return exitStatusFor(intr.sig)
+	}
+	out.failure("%v", err)
+	return 1
+}
+
 // describeRelayError words transport failures for the user.
 func describeRelayError(err error) error {
 	switch {

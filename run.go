@@ -75,13 +75,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	watch := watchTermination(cs)
 	approval, invocationID, err := requestApproval(home, inv, watch, out)
 	if err != nil {
-		var intr *interrupted
-		if errors.As(err, &intr) {
-			out.failure("%v; the command did not run.", err)
-			return exitStatusFor(intr.sig)
-		}
-		out.failure("%v", err)
-		return 1
+		return reportCallError(err, "the command did not run.", out)
 	}
 
 	// Step 5: the invocation service delivers a value on standard input

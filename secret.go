@@ -476,13 +476,7 @@ func runSecretList(o *secretListOptions, cs callerState) int {
 	out.status("Asking the device for the list of secrets")
 	call, plaintext, err := callDevice(home, p, newMethodRequest(methodSecretList), watch, out)
 	if err != nil {
-		var intr *interrupted
-		if errors.As(err, &intr) {
-			out.failure("%v; the secret list request was cancelled.", err)
-			return exitStatusFor(intr.sig)
-		}
-		out.failure("%v", err)
-		return 1
+		return reportCallError(err, "the secret list request was cancelled.", out)
 	}
 	resp, err := checkSecretListResponse(plaintext)
 	if completion, failure := responseFailure(err, resp); failure != nil {
@@ -585,13 +579,7 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	out.status("Sending secret %s to the device", printable(o.Name))
 	call, plaintext, err := callDevice(home, p, req, watch, out)
 	if err != nil {
-		var intr *interrupted
-		if errors.As(err, &intr) {
-			out.failure("%v; the secret upload was cancelled, but the device may have received it.", err)
-			return exitStatusFor(intr.sig)
-		}
-		out.failure("%v", err)
-		return 1
+		return reportCallError(err, "the secret upload was cancelled, but the device may have received it.", out)
 	}
 	resp, err := checkSecretUploadResponse(plaintext)
 	if completion, failure := responseFailure(err, resp); failure != nil {
