@@ -84,10 +84,14 @@ func (h *serviceHandle) gitSettings() []gitSetting {
 	if _, err := os.Lstat(helper); err != nil {
 		return nil
 	}
-	return []gitSetting{
-		{"gpg.ssh.program", helper},
-		{"gpg.ssh.defaultKeyCommand", helper + " default-key"},
+	settings := []gitSetting{{"gpg.ssh.program", helper}}
+	// Git splits the default key command at whitespace, so a helper path
+	// with spaces (from TMPDIR) can only serve repositories that name
+	// user.signingKey.
+	if !strings.ContainsAny(helper, " \t\n") {
+		settings = append(settings, gitSetting{"gpg.ssh.defaultKeyCommand", helper + " default-key"})
 	}
+	return settings
 }
 
 // stdinPipe is the pipe for descriptor 0, or nil.
