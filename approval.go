@@ -23,13 +23,6 @@ func judgeInvocationResponse(inv invocationRequest, plaintext []byte) (*invocati
 	return resp, newApprovedCompletion(), nil
 }
 
-// checkedApproval is judgeInvocationResponse without the completion, for an
-// approval that has no exchange to complete.
-func checkedApproval(inv invocationRequest, plaintext []byte) (*invocationResponse, error) {
-	resp, _, err := judgeInvocationResponse(inv, plaintext)
-	return resp, err
-}
-
 // describeDenial words each denial reason for the person or agent that ran
 // agentknock; the device's message is shown as the device sent it, escaped.
 func describeDenial(d deviceDenial) string {

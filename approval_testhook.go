@@ -121,3 +121,10 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 		return approval, id, err
 	}
 }
+
+// checkedApproval is judgeInvocationResponse without the completion, for an
+// approval that has no exchange to complete.
+func checkedApproval(inv invocationRequest, plaintext []byte) (*invocationResponse, error) {
+	resp, _, err := judgeInvocationResponse(inv, plaintext)
+	return resp, err
+}

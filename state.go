@@ -173,10 +173,12 @@ func writeFileAtomic(dir *os.File, path string, data []byte) error {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
-		if _, err = tmp.Write(data); err == nil {
-			err = tmp.Sync()
-		}
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
