@@ -370,3 +370,27 @@ func TestDescriptorsAreTheCallers(t *testing.T) {
 		t.Fatalf("descriptors directly %q, through agentknock %q", direct, launched)
 	}
 }
+
+// The two stream kinds a test's pipes do not show: a terminal and the null
+// device.
+func TestTerminalAndNullDeviceStreams(t *testing.T) {
+	pty := openTestPTY(t)
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	approval := newApprovalDir(t)
+	cmd := exec.Command(testBinary, "-s", "x", "--", "true")
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, pty.slave, pty.slave
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	req := approval.waitRequest(t)
+	approval.respond(t, testApprovalReply{Deny: "no"})
+	cmd.Wait()
+	if op := req.Operation; op.Stdin != "NULL_DEVICE" || op.Stdout != "TERMINAL" || op.Stderr != "TERMINAL" {
+		t.Fatalf("streams %s %s %s", op.Stdin, op.Stdout, op.Stderr)
+	}
+}
