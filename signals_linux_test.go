@@ -85,12 +85,25 @@ func TestCommandInheritsTheCallersSignalStateAndFileLimit(t *testing.T) {
 	}
 }
 
+// SIGPIPE is the default in the command even when the caller ignores it
+// (and although Go's runtime ignores broken pipes on its own behalf).
 func TestSigpipeIsDefaultInTheCommand(t *testing.T) {
-	l, status := runApproved(t, t.TempDir(), nil, nil, append([]string{"-s", "x", "--"}, signalProbe...)...)
-	if status != 0 {
-		t.Fatal(l.stderr.String())
+	approval := newApprovalDir(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_IGNORE=13",
+		"AGENTKNOCK_TEST_EXEC="+strings.Join(append([]string{testBinary, "-s", "x", "--"}, signalProbe...), "\x1f"),
+		"AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	_, ign, _ := parseProbe(t, l.stdout.String())
+	approval.waitRequest(t)
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	_, ign, _ := parseProbe(t, stdout.String())
 	if ign&(1<<(13-1)) != 0 {
 		t.Fatalf("SIGPIPE is ignored in the command: SigIgn %016x", ign)
 	}
