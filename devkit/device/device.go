@@ -53,6 +53,7 @@ type liveExchange struct {
 	once     sync.Once
 	ctx      context.Context // the approval context
 	cancel   context.CancelFunc
+	repeated bool // a duplicate arrived meanwhile (guarded by Device.mu)
 }
 
 func (lx *liveExchange) acceptDone() { lx.once.Do(func() { close(lx.accepted) }) }
@@ -218,10 +219,12 @@ func (d *Device) Deliver(m relay.Message) error {
 	key := exchangeKey(m.ClientID, m.RequestID)
 	switch m.Kind {
 	case "request":
-		if d.live[key] != nil {
+		if lx := d.live[key]; lx != nil {
 			// The worker already handling this slot answers it; a second
-			// worker would only race it for the same retained state.
+			// worker would only race it for the same retained state. The
+			// duplicate is answered from retained state once it is done.
 			d.logf("request %s from client %s: duplicate while in progress", m.RequestID, m.ClientID)
+			lx.repeated = true
 			return nil
 		}
 		ctx, cancel := context.WithCancel(d.ctx)
@@ -240,7 +243,11 @@ func (d *Device) Deliver(m relay.Message) error {
 				cancel()
 				d.mu.Lock()
 				delete(d.live, key)
+				repeated := lx.repeated
 				d.mu.Unlock()
+				if repeated {
+					d.Deliver(m)
+				}
 			}()
 			d.handleRequest(m, lx)
 		})
