@@ -53,7 +53,7 @@ type liveExchange struct {
 	once     sync.Once
 	ctx      context.Context // the approval context
 	cancel   context.CancelFunc
-	repeated bool // a duplicate arrived meanwhile (guarded by Device.mu)
+	repeated int // duplicates that arrived meanwhile (guarded by Device.mu)
 }
 
 func (lx *liveExchange) acceptDone() { lx.once.Do(func() { close(lx.accepted) }) }
@@ -224,7 +224,7 @@ func (d *Device) Deliver(m relay.Message) error {
 			// worker would only race it for the same retained state. The
 			// duplicate is answered from retained state once it is done.
 			d.logf("request %s from client %s: duplicate while in progress", m.RequestID, m.ClientID)
-			lx.repeated = true
+			lx.repeated++
 			return nil
 		}
 		ctx, cancel := context.WithCancel(d.ctx)
@@ -245,7 +245,8 @@ func (d *Device) Deliver(m relay.Message) error {
 				delete(d.live, key)
 				repeated := lx.repeated
 				d.mu.Unlock()
-				if repeated {
+				// Each copy gets its answer: the retained bytes.
+				for range repeated {
 					d.Deliver(m)
 				}
 			}()
