@@ -245,9 +245,10 @@ func (d *Device) Deliver(m relay.Message) error {
 				delete(d.live, key)
 				repeated := lx.repeated
 				d.mu.Unlock()
-				// Each copy gets its answer: the retained bytes.
+				// Each copy gets its answer, the retained bytes, from this
+				// worker (so a closing device still waits for it).
 				for range repeated {
-					d.Deliver(m)
+					d.handleRequest(m, &liveExchange{clientID: m.ClientID, accepted: make(chan struct{}), ctx: ctx, cancel: cancel})
 				}
 			}()
 			d.handleRequest(m, lx)
