@@ -238,16 +238,19 @@ func TestTemporaryAgentPassthrough(t *testing.T) {
 func startUpstreamAgent(t *testing.T, w *world) string {
 	t.Helper()
 	sock := filepath.Join(w.root, "upstream.sock")
-	if _, err := os.Stat(sock); err == nil {
-		return sock
+	if c, err := net.Dial("unix", sock); err == nil {
+		c.Close()
+		return sock // already started by this test
 	}
 	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
 	if err := cmd.Start(); err != nil {
 		t.Skipf("ssh-agent: %v", err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The socket file exists from bind(2) on; wait until it accepts.
 	for i := 0; i < 500; i++ {
-		if _, err := os.Stat(sock); err == nil {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
 			return sock
 		}
 		time.Sleep(10 * time.Millisecond)
