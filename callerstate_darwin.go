@@ -7,14 +7,11 @@ package main
 
 import (
 	"os/signal"
-	"syscall"
 )
 
 type callerState struct {
 	ignored [65]bool
 }
-
-var signalsKeptIgnored = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
 
 func loadCallerState() callerState {
 	var cs callerState

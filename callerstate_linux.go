@@ -51,10 +51,6 @@ type callerState struct {
 	nofile  *unix.Rlimit // nil when unknown
 }
 
-// signalsKeptIgnored are the signals whose inherited SIG_IGN the runtime
-// leaves in place, the only ignores still visible without the snapshot.
-var signalsKeptIgnored = []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGCONT, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU}
-
 // loadCallerState must run before the first signal.Notify.
 func loadCallerState() callerState {
 	var cs callerState

@@ -12,6 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// signalsKeptIgnored are the signals whose inherited SIG_IGN the Go runtime
+// leaves in place: the only ignores still visible without a snapshot taken
+// before the runtime started.
+var signalsKeptIgnored = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
+
 // signalWatch receives SIGINT and SIGTERM from the Go handler. Only one
 // goroutine reads it: the one that waits for approval and then execs.
 type signalWatch struct {
