@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -17,20 +16,11 @@ import (
 // moment of exec (which makes the kernel drop setuid). Without the lock a
 // setuid target lost root in about 3% of runs (../shared/notes).
 func TestSetuidTargetKeepsItsPrivilege(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to make a setuid-root program and run the launcher unprivileged")
-	}
 	idPath, err := exec.LookPath("id")
 	if err != nil {
 		t.Skip("no id(1)")
 	}
-	dir, err := os.MkdirTemp("", "agentknock-setuid-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	os.Chmod(filepath.Dir(testBinary), 0o755)
+	dir := unprivilegedDir(t, "agentknock-setuid-")
 	data, err := os.ReadFile(idPath)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +39,7 @@ func TestSetuidTargetKeepsItsPrivilege(t *testing.T) {
 
 	// The control: the copy really is setuid here (no nosuid mount).
 	direct := exec.Command(setuidID, "-u")
-	direct.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	direct.SysProcAttr = nobody
 	if out, err := direct.Output(); err != nil || strings.TrimSpace(string(out)) != "0" {
 		t.Skipf("setuid programs do not work in %s (%v, %q)", dir, err, out)
 	}
@@ -59,7 +49,7 @@ func TestSetuidTargetKeepsItsPrivilege(t *testing.T) {
 		cmd := exec.Command(testBinary, "--quiet", "-s", "x", "--", setuidID, "-u")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+approval)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.SysProcAttr = nobody
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

@@ -288,3 +288,23 @@ func TestStateHomeLeavesTheEnvironmentAlone(t *testing.T) {
 		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
 	}
 }
+
+// nobody is the unprivileged user a test runs the launcher as.
+var nobody = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+
+// unprivilegedDir is a directory, and a test client, that nobody can reach;
+// the test needs root to set that up.
+func unprivilegedDir(t *testing.T, prefix string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the launcher as an unprivileged user")
+	}
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(testBinary), 0o755)
+	return dir
+}

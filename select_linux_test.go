@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -211,27 +210,18 @@ func TestStreamKindsAndLauncherChain(t *testing.T) {
 // hash and still runs through the retained descriptor. Needs root to run
 // the launcher as another user (root itself can read any file).
 func TestExecuteOnlyBinaryHasNoHash(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the launcher as an unprivileged user")
-	}
-	dir, err := os.MkdirTemp("", "agentknock-xonly-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
+	dir := unprivilegedDir(t, "agentknock-xonly-")
 	tool := filepath.Join(dir, "tool")
 	copyTestBinary(t, tool)
 	os.Chmod(tool, 0o711)
 	approval := filepath.Join(dir, "approval")
 	os.Mkdir(approval, 0o777)
 	os.Chmod(approval, 0o777)
-	os.Chmod(filepath.Dir(testBinary), 0o755)
 
 	cmd := exec.Command(testBinary, "-s", "x", "--", tool)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+approval, "AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=ran")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.SysProcAttr = nobody
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
