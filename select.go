@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -46,7 +47,9 @@ func selectionErrorf(format string, args ...any) error {
 }
 
 // retainWorkdir opens the current directory as the base of every relative
-// lookup. A removed directory can still be opened, so getcwd decides.
+// lookup and names it (workdirName: getcwd on Linux, the descriptor's own
+// path on macOS). A removed directory can still be opened, so the name
+// decides.
 func retainWorkdir() (workdir, error) {
 	fd, err := unix.Open(".", workdirFlags, 0)
 	if err != nil {
@@ -55,21 +58,66 @@ func retainWorkdir() (workdir, error) {
 		}
 		return workdir{}, selectionErrorf("cannot open the working directory: %v", err)
 	}
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Getcwd(buf)
+	path, err := workdirName(fd)
+	if err == nil {
+		err = checkUTF8Path(path)
+	}
 	if err != nil {
 		unix.Close(fd)
-		if errors.Is(err, unix.ENOENT) {
-			return workdir{}, selectionErrorf("the working directory no longer exists")
-		}
-		return workdir{}, selectionErrorf("cannot determine the working directory: %v", err)
-	}
-	path := strings.TrimRight(string(buf[:n]), "\x00")
-	if checkUTF8Path(path) != nil {
-		unix.Close(fd)
-		return workdir{}, selectionErrorf("the working directory path is not valid UTF-8, so it cannot be shown to the device")
+		return workdir{}, workdirError(err)
 	}
 	return workdir{fd: fd, path: path}, nil
+}
+
+// errWorkdirReplaced is a working-directory name that now leads to another
+// directory than the one retained.
+var errWorkdirReplaced = errors.New("the working directory was moved or replaced while agentknock started")
+
+func workdirError(err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return selectionErrorf("the working directory no longer exists")
+	case errors.Is(err, errPathNotUTF8):
+		return selectionErrorf("the working directory path is not valid UTF-8, so it cannot be shown to the device")
+	case errors.Is(err, errWorkdirReplaced):
+		return selectionErrorf("%v", err)
+	}
+	return selectionErrorf("cannot determine the working directory: %v", err)
+}
+
+// nameFromBuffer is the NUL-terminated path a system call wrote into buf.
+// The length the call returned is not used: macOS's getcwd(3) returns a
+// pointer, F_GETPATH and proc_pidpath return no length, and Linux's getcwd
+// counts the NUL. A buffer without a NUL was truncated.
+func nameFromBuffer(buf []byte) (string, error) {
+	i := bytes.IndexByte(buf, 0)
+	if i < 0 {
+		return "", unix.ENAMETOOLONG
+	}
+	if i == 0 || buf[0] != '/' {
+		return "", fmt.Errorf("not an absolute path: %q", buf[:i])
+	}
+	return string(buf[:i]), nil
+}
+
+// checkWorkdirName requires that the name, looked up now (named, or lookupErr),
+// is the object the retained descriptor refers to: a name reported for a
+// descriptor is only a name, and a moved or removed object keeps its
+// descriptor.
+func checkWorkdirName(retained *unix.Stat_t, named *unix.Stat_t, lookupErr error) error {
+	if lookupErr != nil {
+		return lookupErr
+	}
+	if !sameObject(retained, named) {
+		return errWorkdirReplaced
+	}
+	return nil
+}
+
+// sameObject compares device and inode numbers, the identity that both
+// platforms retain across the approval wait.
+func sameObject(a, b *unix.Stat_t) bool {
+	return uint64(a.Dev) == uint64(b.Dev) && a.Ino == b.Ino
 }
 
 // dirfdFor is where a candidate's lookup starts: the root for absolute
@@ -99,6 +147,17 @@ func missingCandidate(err error) bool {
 // errNotExecutable is a candidate that is not a regular file or that the
 // effective IDs may not execute.
 var errNotExecutable = errors.New("not an executable regular file")
+
+// notExecutableOpen maps what opening a candidate for execution reports
+// for an object that is not a regular file: macOS's O_EXEC open answers
+// EISDIR for a directory and EOPNOTSUPP (or ENOTSUP) for a socket, where
+// execve(2), and therefore execvp(3), answer EACCES and search on.
+func notExecutableOpen(err error) error {
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOTSUP) {
+		return errNotExecutable
+	}
+	return err
+}
 
 // selectExecutable finds and opens the command: directly when it contains a
 // slash, else through the captured PATH in order. It never searches again
@@ -226,6 +285,15 @@ func (x *executable) revalidateHash(r io.Reader) error {
 	}
 	if string(sum) != string(x.hash) {
 		return fmt.Errorf("%s changed while waiting for approval; not running it", x.path)
+	}
+	return nil
+}
+
+// checkIdentity requires st to describe the retained object: on macOS the
+// captured path is looked up again before reading and executing it.
+func (x *executable) checkIdentity(st *unix.Stat_t) error {
+	if uint64(st.Dev) != x.dev || st.Ino != x.ino {
+		return fmt.Errorf("%s is no longer the file that was selected", x.path)
 	}
 	return nil
 }

@@ -7,9 +7,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
-	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,11 +17,28 @@ const defaultSearchPath = "/usr/bin:/bin:/usr/sbin:/sbin"
 // workdirFlags retain the working directory for lookups only.
 const workdirFlags = unix.O_SEARCH | unix.O_DIRECTORY | unix.O_CLOEXEC
 
-// openCandidate opens with O_EXEC, which itself checks execute access.
-func openCandidate(wd workdir, candidate string) (*executable, error) {
-	fd, err := unix.Openat(dirfdFor(wd, candidate), candidate, unix.O_EXEC|unix.O_CLOEXEC, 0)
+// workdirName is the retained directory's own path (F_GETPATH), looked up
+// again to check that it still leads to that directory. getcwd(3) is not
+// used: it walks the tree by name, and x/sys's wrapper of it returns a
+// pointer where a length is expected.
+func workdirName(fd int) (string, error) {
+	var retained, named unix.Stat_t
+	if err := unix.Fstat(fd, &retained); err != nil {
+		return "", err
+	}
+	path, err := descriptorPath(fd)
 	if err != nil {
-		return nil, err
+		return "", err
+	}
+	return path, checkWorkdirName(&retained, &named, unix.Stat(path, &named))
+}
+
+// openCandidate opens with O_EXEC, which itself checks execute access.
+// O_NONBLOCK keeps a FIFO of the command's name from blocking the search.
+func openCandidate(wd workdir, candidate string) (*executable, error) {
+	fd, err := unix.Openat(dirfdFor(wd, candidate), candidate, unix.O_EXEC|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, notExecutableOpen(err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -45,19 +59,6 @@ func openCandidate(wd workdir, candidate string) (*executable, error) {
 	return &executable{fd: fd, candidate: candidate, path: path, dev: uint64(st.Dev), ino: st.Ino}, nil
 }
 
-// descriptorPath asks fcntl(F_GETPATH) for the absolute path of fd.
-func descriptorPath(fd int) (string, error) {
-	buf := make([]byte, unix.PathMax)
-	_, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), unix.F_GETPATH, uintptr(unsafe.Pointer(&buf[0])))
-	if errno != 0 {
-		return "", fmt.Errorf("fcntl F_GETPATH: %w", errno)
-	}
-	if i := strings.IndexByte(string(buf), 0); i >= 0 {
-		buf = buf[:i]
-	}
-	return string(buf), nil
-}
-
 // openIdentified opens the captured path and requires the retained identity.
 func openIdentified(x *executable, flags int) (int, error) {
 	fd, err := unix.Open(x.path, flags|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
@@ -69,9 +70,9 @@ func openIdentified(x *executable, flags int) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if uint64(st.Dev) != x.dev || st.Ino != x.ino {
+	if err := x.checkIdentity(&st); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("%s is no longer the file that was selected", x.path)
+		return -1, err
 	}
 	return fd, nil
 }
@@ -85,7 +86,9 @@ func openForReading(x *executable) (*os.File, error) {
 }
 
 // revalidate requires the captured path to name the retained object, both
-// for execution and, when a hash was reported, for reading it again.
+// for execution and, when a hash was reported, for reading it again. It is
+// the last step before execve (execCommand), so that nothing between the
+// check and the call waits on anything.
 func (x *executable) revalidate(wd workdir) error {
 	fd, err := openIdentified(x, unix.O_EXEC)
 	if err != nil {

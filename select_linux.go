@@ -102,3 +102,14 @@ func (x *executable) revalidate(wd workdir) error {
 	defer f.Close()
 	return x.revalidateHash(f)
 }
+
+// workdirName is getcwd(2) of the process, whose directory is the retained
+// one (agentknock never changes directory). A removed directory gives
+// ENOENT.
+func workdirName(int) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	if _, err := unix.Getcwd(buf); err != nil {
+		return "", err
+	}
+	return nameFromBuffer(buf)
+}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,8 +106,20 @@ func TestNonExecutableCandidatesAreSkipped(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "a", "tool"), []byte("#!/bin/sh\necho not-executable\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "b", "tool"), 0o755) // a directory
+	// A socket and a FIFO of the command's name: execvp(3) skips both (and
+	// opening the FIFO must not block).
+	os.MkdirAll(filepath.Join(dir, "s"), 0o755)
+	ln, err := net.Listen("unix", filepath.Join(dir, "s", "tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.MkdirAll(filepath.Join(dir, "f"), 0o755)
+	if err := unix.Mkfifo(filepath.Join(dir, "f", "tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	writeExecutable(t, filepath.Join(dir, "c", "tool"), "#!/bin/sh\necho executable\n")
-	path := strings.Join([]string{filepath.Join(dir, "missing"), filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")}, ":")
+	path := strings.Join([]string{filepath.Join(dir, "missing"), filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "s"), filepath.Join(dir, "f"), filepath.Join(dir, "c")}, ":")
 	l, status := runApproved(t, dir, []string{"PATH=" + path}, nil, "-s", "x", "--", "tool")
 	if status != 0 || l.stdout.String() != "executable\n" {
 		t.Fatalf("status %d stdout %q stderr %s", status, l.stdout.String(), l.stderr.String())
