@@ -110,7 +110,7 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 		}
 		if resp.RaiseAfterBlock != 0 {
 			sig := syscall.Signal(resp.RaiseAfterBlock)
-			watch.afterBlock = func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) }
+			watch.testOnlyAfterBlock = func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) }
 		}
 		pt, err := resp.plaintext(inv)
 		if err != nil {

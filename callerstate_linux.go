@@ -65,7 +65,7 @@ func loadCallerState() callerState {
 		}
 		return cs
 	}
-	for _, sig := range signalsKeptIgnored {
+	for _, sig := range signalsIgnoreVisible {
 		cs.ignored[sig] = signal.Ignored(sig)
 	}
 	var old unix.Sigset_t
@@ -83,5 +83,5 @@ func (cs callerState) describe() string {
 	if cs.exact {
 		return "exact (captured at process entry)"
 	}
-	return "approximate (built without -ldflags=-E=agentknock_rt0: ignored signals other than SIGHUP, SIGINT and job control, termination signals blocked by the caller, and the caller's open-file limit are not restored)"
+	return "approximate (built without -ldflags=-E=agentknock_rt0: " + callerStateLimits + "; the caller's open-file limit is not restored)"
 }

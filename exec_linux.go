@@ -26,12 +26,6 @@ func runtimeBeforeExec()
 //go:linkname runtimeAfterExec syscall.runtime_AfterExec
 func runtimeAfterExec()
 
-// interrupted is a termination signal that arrived before the exec: the
-// command does not run.
-type interrupted struct{ sig syscall.Signal }
-
-func (e *interrupted) Error() string { return "interrupted by " + signalName(e.sig) }
-
 func setDisposition(sig syscall.Signal, handler uint64) error {
 	act := kernelSigaction{Handler: handler}
 	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
@@ -79,8 +73,8 @@ func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, 
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &block, nil); err != nil {
 		return err
 	}
-	if watch.afterBlock != nil {
-		watch.afterBlock()
+	if watch.testOnlyAfterBlock != nil {
+		watch.testOnlyAfterBlock()
 	}
 	for _, sig := range terminating {
 		disposition := uint64(sigDFL)
@@ -94,11 +88,8 @@ func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, 
 	if sig := watch.stop(); sig != 0 {
 		return &interrupted{sig}
 	}
-	pending := pendingSignals()
-	for _, sig := range terminating {
-		if pending&(1<<(uint(sig)-1)) != 0 && !cs.blocks(sig) && !cs.ignored[sig] {
-			return &interrupted{sig}
-		}
+	if sig := pendingTermination(pendingSignals(), cs); sig != 0 {
+		return &interrupted{sig}
 	}
 
 	for sig := 1; sig <= 64; sig++ {
@@ -124,6 +115,10 @@ func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, 
 	// earlier failure leaves the caller's standard input in place.
 	if err := becomeStdin(stdin); err != nil {
 		return err
+	}
+	// The last check before exec: the same bytes as approved.
+	if err := x.revalidate(wd); err != nil {
+		return &revalidationError{err}
 	}
 
 	runtimeBeforeExec()

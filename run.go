@@ -43,6 +43,10 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err := exe.inspect(); err != nil {
 		return notContacted("%v", err)
 	}
+	self, err := retainSelfImage()
+	if err != nil {
+		return notContacted("%v", err)
+	}
 	op := execOperation{
 		Type:             "exec",
 		Command:          o.Command[0],
@@ -80,15 +84,9 @@ func runCommand(o *runOptions, cs callerState) int {
 
 	// Step 5: the invocation service delivers a value on standard input
 	// and provides the temporary SSH agent for an SSH secret.
-	svc, err := startServiceFor(approval, invocationID, token, home, o, out)
+	svc, err := startServiceFor(approval, invocationID, token, home, self, o, out)
 	if err != nil {
 		out.failure("%v; the command did not run.", err)
-		return 1
-	}
-
-	// Step 6: the same object, and the same bytes, as approved.
-	if err := exe.revalidate(wd); err != nil {
-		out.failure("%v", err)
 		return 1
 	}
 
@@ -108,13 +106,20 @@ func runCommand(o *runOptions, cs callerState) int {
 		return 1
 	}
 
-	// Steps 8-9: pending signals, then process replacement.
+	// Steps 8, 6 and 9: pending signals; the same object, and the same
+	// bytes, as approved, checked last so that nothing waits between the
+	// check and the exec (execCommand); then process replacement.
 	out.status("Running %s", o.Command[0])
 	err = execCommand(wd, exe, o.Command, env, svc.stdinPipe(), cs, watch)
 	var intr *interrupted
-	if errors.As(err, &intr) {
+	var changed *revalidationError
+	switch {
+	case errors.As(err, &intr):
 		out.failure("%v before the command started; it did not run.", err)
 		return exitStatusFor(intr.sig)
+	case errors.As(err, &changed):
+		out.failure("%v", err)
+		return 1
 	}
 	out.failure("cannot run %s: %v", o.Command[0], err)
 	return 1
@@ -137,8 +142,8 @@ func hashText(h []byte) string {
 // startServiceFor starts the invocation service when the approval needs
 // one: a value for standard input, or an SSH secret for the temporary agent
 // and Git signing.
-func startServiceFor(approval *invocationResponse, invocationID ULID, token []byte, home string, o *runOptions, out *output) (*serviceHandle, error) {
-	start := serviceStartup{OwnerPID: os.Getpid()}
+func startServiceFor(approval *invocationResponse, invocationID ULID, token []byte, home string, self selfImage, o *runOptions, out *output) (*serviceHandle, error) {
+	start := serviceStartup{OwnerPID: os.Getpid(), Self: self}
 	if approval.Stdin != nil {
 		out.detail("secret %s: variable %s goes to standard input", approval.Stdin.Secret, approval.Stdin.Variable)
 		value := string(approval.Stdin.Value)

@@ -36,6 +36,7 @@ const serviceRole = "__agentknock-invocation-service"
 // startup pipe. It never appears on a command line or in the environment.
 type serviceStartup struct {
 	OwnerPID int         `json:"owner_pid"`
+	Self     selfImage   `json:"self"` // what the Git helper is made from
 	Stdin    *string     `json:"stdin,omitempty"`
 	SSH      *serviceSSH `json:"ssh,omitempty"`
 }
@@ -104,7 +105,7 @@ func (h *serviceHandle) stdinPipe() *os.File {
 
 // startInvocationService starts the service and waits until it is ready.
 func startInvocationService(start serviceStartup) (*serviceHandle, error) {
-	self, err := serviceExecutable()
+	self, err := serviceExecutable(start.Self)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +131,12 @@ func startInvocationService(start serviceStartup) (*serviceHandle, error) {
 	// The first copy only starts the real service and exits, so the
 	// service is not a child of the command (which could not reap it). It
 	// gets the caller's environment (relay URL, proxies), never a secret.
-	cmd := exec.Command(self, serviceRole, "detach")
+	image, err := json.Marshal(start.Self)
+	if err != nil {
+		stdinR.Close()
+		return nil, err
+	}
+	cmd := exec.Command(self, serviceRole, "detach", string(image))
 	cmd.ExtraFiles = []*os.File{startupR, stdinW, readyW}
 	if err := cmd.Run(); err != nil {
 		stdinR.Close()
@@ -180,10 +186,18 @@ func serviceMain(args []string) int {
 	startupPipe := os.NewFile(serviceStartupFD, "startup")
 	stdinPipe := os.NewFile(serviceStdinFD, "stdin")
 	ready := os.NewFile(serviceReadyFD, "ready")
-	if len(args) > 0 && args[0] == "detach" {
-		self, err := serviceExecutable()
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(ready, "error "+format+"\n", a...)
+		return 1
+	}
+	if len(args) == 2 && args[0] == "detach" {
+		var image selfImage
+		if err := json.Unmarshal([]byte(args[1]), &image); err != nil {
+			return fail("unreadable startup data")
+		}
+		self, err := serviceExecutable(image)
 		if err != nil {
-			return 1
+			return fail("%v", err)
 		}
 		cmd := exec.Command(self, serviceRole)
 		cmd.ExtraFiles = []*os.File{startupPipe, stdinPipe, ready}
@@ -191,13 +205,9 @@ func serviceMain(args []string) int {
 		// process group does not reach the service.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
-			return 1
+			return fail("cannot start: %v", err)
 		}
 		return 0
-	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(ready, "error "+format+"\n", a...)
-		return 1
 	}
 
 	data, err := io.ReadAll(startupPipe)
@@ -216,7 +226,7 @@ func serviceMain(args []string) int {
 
 	var agent *sshAgentService
 	if start.SSH != nil {
-		if agent, err = startSSHAgent(start.SSH, start.OwnerPID, ownerGone); err != nil {
+		if agent, err = startSSHAgent(start.SSH, start.Self, start.OwnerPID, ownerGone); err != nil {
 			return fail("%v", err)
 		}
 		defer agent.close()
@@ -252,21 +262,6 @@ func serviceMain(args []string) int {
 	return 0
 }
 
-// becomeStdin puts the service's pipe on descriptor 0, inheritable, just
-// before exec (nil: standard input stays the caller's). When the caller had
-// closed descriptor 0, the pipe may already be there, still close-on-exec.
-func becomeStdin(f *os.File) error {
-	if f == nil {
-		return nil
-	}
-	fd := int(f.Fd())
-	if fd == 0 {
-		_, err := unix.FcntlInt(0, unix.F_SETFD, 0)
-		return err
-	}
-	return unix.Dup2(fd, 0)
-}
-
 // sshAgentService is the agent socket in its private directory.
 type sshAgentService struct {
 	dir       string
@@ -279,12 +274,16 @@ type sshAgentService struct {
 // their aborted completions (the transport's own bound is 5 s).
 const closeWait = 8 * time.Second
 
-func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshAgentService, error) {
+func startSSHAgent(cfg *serviceSSH, self selfImage, owner int, ownerGone <-chan struct{}) (*sshAgentService, error) {
 	key, err := parseOpenSSHPublicKey(cfg.PublicKey)
 	if err != nil {
 		return nil, fmt.Errorf("the SSH public key is not usable: %v", err)
 	}
-	dir, err := os.MkdirTemp(runtimeDirBase(), "agentknock-")
+	base, err := serviceDirBase()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(base, "agentknock-")
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +303,7 @@ func startSSHAgent(cfg *serviceSSH, owner int, ownerGone <-chan struct{}) (*sshA
 		sln, err := net.Listen("unix", filepath.Join(dir, "service.sock"))
 		if err == nil {
 			s.listeners = append(s.listeners, sln)
-			err = installGitSignHelper(filepath.Join(dir, gitSignHelperName))
+			err = installGitSignHelper(filepath.Join(dir, gitSignHelperName), self)
 		}
 		if err != nil {
 			s.close()

@@ -12,19 +12,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// signalsKeptIgnored are the signals whose inherited SIG_IGN the Go runtime
-// leaves in place: the only ignores still visible without a snapshot taken
-// before the runtime started.
-var signalsKeptIgnored = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
+// signalsIgnoreVisible are the signals whose inherited SIG_IGN the Go
+// runtime keeps and signal.Ignored reports: the only ignores visible without
+// a snapshot taken before the runtime started. (It never touches SIGTSTP,
+// SIGTTIN, SIGTTOU and SIGCONT either, so their ignores reach the command,
+// but signal.Ignored does not see them.)
+var signalsIgnoreVisible = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT}
 
 // signalWatch receives SIGINT and SIGTERM from the Go handler. Only one
 // goroutine reads it: the one that waits for approval and then execs.
 type signalWatch struct {
 	ch chan os.Signal
-	// afterBlock, when set (only by the agentknock_testapproval build), runs
-	// once the hand-off has blocked SIGINT and SIGTERM, so a test can make a
-	// signal pending at exactly that point.
-	afterBlock func()
+	// testOnlyAfterBlock, set only by the agentknock_testapproval build,
+	// runs once the hand-off has blocked SIGINT and SIGTERM, so a test can
+	// make a signal pending at exactly that point.
+	testOnlyAfterBlock func()
 }
 
 func watchTermination(cs callerState) *signalWatch {
@@ -69,3 +71,21 @@ func signalName(sig syscall.Signal) string {
 func exitStatusFor(sig syscall.Signal) int { return 128 + int(sig) }
 
 func toSignal(s os.Signal) syscall.Signal { return s.(syscall.Signal) }
+
+// callerStateLimits is what a build without a snapshot taken before the Go
+// runtime started cannot give the command (measured on Go 1.26: the
+// runtime's signal table and its minit mask, runtime/signal_unix.go).
+const callerStateLimits = "a caller's SIG_IGN on signals other than SIGHUP, SIGINT and job control is lost, " +
+	"and so is a caller's block on SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGURG, SIGPROF and the synchronous signals"
+
+// pendingTermination reports a SIGINT or SIGTERM in the pending set that
+// the caller neither ignores nor blocks: one that arrived during the
+// hand-off, which the command must not outlive.
+func pendingTermination(pending uint64, cs callerState) syscall.Signal {
+	for _, sig := range []syscall.Signal{unix.SIGINT, unix.SIGTERM} {
+		if pending&(1<<(uint(sig)-1)) != 0 && !cs.blocks(sig) && !cs.ignored[sig] {
+			return sig
+		}
+	}
+	return 0
+}
