@@ -3,6 +3,9 @@
 package main
 
 import (
+	"strings"
+	"unicode/utf8"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -34,6 +37,25 @@ func streamKind(fd int) string {
 	return "UNKNOWN"
 }
 
+// walkLaunchers collects the executable paths of pid and its ancestors, up
+// to maxLauncherDepth, oldest first, as the request reports them. Missing,
+// inaccessible or non-UTF-8 information, or a path that is not absolute,
+// ends the chain there: the device is told less, never a guess.
+func walkLaunchers(pid int, executablePath func(pid int) (string, error), parentOf func(pid int) (int, error)) []string {
+	var chain []string
+	for len(chain) < maxLauncherDepth && pid > 0 {
+		path, err := executablePath(pid)
+		if err != nil || !utf8.ValidString(path) || !strings.HasPrefix(path, "/") {
+			break
+		}
+		chain = append(chain, path)
+		if pid, err = parentOf(pid); err != nil {
+			break
+		}
+	}
+	return reverseStrings(chain)
+}
+
 // reverseStrings orders a chain collected from the direct launcher upwards
 // as the protocol wants it, oldest ancestor first.
 func reverseStrings(s []string) []string {
@@ -41,4 +63,14 @@ func reverseStrings(s []string) []string {
 		s[i], s[j] = s[j], s[i]
 	}
 	return s
+}
+
+// macOSVersionText is how the pairing metadata names a macOS release, the
+// way the reference client does: "macOS" and kern.osproductversion.
+func macOSVersionText(productVersion string) string {
+	v := strings.TrimSpace(strings.TrimRight(productVersion, "\x00"))
+	if v == "" || !utf8.ValidString(v) {
+		return ""
+	}
+	return "macOS " + v
 }

@@ -1,11 +1,14 @@
-// macOS approval context: launcher executables from sysctl
-// (kern.proc.pid for the parent, kern.procargs2 for the executable path).
+// macOS approval context (command-execution.md, "Approval context"):
+// launcher executables as the kernel resolved them (proc_pidpath), parents
+// from sysctl kern.proc.pid, and the macOS product version.
+//
+// kern.procargs2 is not used for paths: its executable path is the string
+// the parent passed to execve (possibly relative or a symbolic link) and it
+// lives in the process's own writable memory.
 package main
 
 import (
-	"bytes"
 	"os"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,26 +16,7 @@ import (
 const ioctlGetTermios = unix.TIOCGETA
 
 func launcherChain() []string {
-	var chain []string
-	pid := os.Getppid()
-	for len(chain) < maxLauncherDepth && pid > 0 {
-		args, err := unix.SysctlRaw("kern.procargs2", pid)
-		if err != nil || len(args) < 5 {
-			break
-		}
-		path := args[4:]
-		if i := bytes.IndexByte(path, 0); i >= 0 {
-			path = path[:i]
-		}
-		if len(path) == 0 || !utf8.Valid(path) {
-			break
-		}
-		chain = append(chain, string(path))
-		if pid, err = parentPID(pid); err != nil {
-			break
-		}
-	}
-	return reverseStrings(chain)
+	return walkLaunchers(os.Getppid(), processPath, parentPID)
 }
 
 // parentPID reads the parent from the kernel's process information.
@@ -42,4 +26,14 @@ func parentPID(pid int) (int, error) {
 		return 0, err
 	}
 	return int(kp.Eproc.Ppid), nil
+}
+
+// osVersion is the product version users know ("macOS 15.1"), not the
+// Darwin kernel release that uname reports (24.1.0).
+func osVersion() string {
+	v, err := unix.Sysctl("kern.osproductversion")
+	if err != nil {
+		return ""
+	}
+	return macOSVersionText(v)
 }

@@ -7,29 +7,18 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
 
 const ioctlGetTermios = unix.TCGETS
 
-// launcherChain reports up to four ancestor executable paths, oldest first.
-// Missing, inaccessible or non-UTF-8 information ends the chain there.
+// launcherChain reports up to four ancestor executable paths, oldest first,
+// as the kernel resolved them (/proc/PID/exe).
 func launcherChain() []string {
-	var chain []string
-	pid := os.Getppid()
-	for len(chain) < maxLauncherDepth && pid > 0 {
-		path, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-		if err != nil || !utf8.ValidString(path) {
-			break
-		}
-		chain = append(chain, path)
-		if pid, err = parentPID(pid); err != nil {
-			break
-		}
-	}
-	return reverseStrings(chain)
+	return walkLaunchers(os.Getppid(), func(pid int) (string, error) {
+		return os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	}, parentPID)
 }
 
 // parentPID reads PPid from /proc/PID/status.
@@ -46,4 +35,13 @@ func parentPID(pid int) (int, error) {
 		}
 	}
 	return 0, os.ErrNotExist
+}
+
+// osVersion is the kernel release uname reports.
+func osVersion() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return strings.TrimRight(string(u.Release[:]), "\x00")
 }

@@ -15,10 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const pairingUsage = `Usage:
@@ -403,12 +400,4 @@ func reportUsageFor(command string, err error) int {
 func hostName() string {
 	h, _ := os.Hostname()
 	return h
-}
-
-func osVersion() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return ""
-	}
-	return strings.TrimRight(string(u.Release[:]), "\x00")
 }

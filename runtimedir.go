@@ -1,15 +1,38 @@
 // Where the invocation service makes its private directory
 // (command-execution.md, "Invocation service"): XDG_RUNTIME_DIR when it is
 // a private directory of this user on a safe path, else the system
-// temporary directory.
+// temporary directory, else /tmp: the first under which the service's
+// socket paths fit in a Unix socket address (sun_path is 108 bytes on
+// Linux and 104 on macOS, whose per-user TMPDIR is already long).
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
+
+// serviceDirBase is the first candidate base that leaves room for the
+// longest socket path the service creates.
+func serviceDirBase() (string, error) {
+	return fitSocketBase([]string{runtimeDirBase(), os.TempDir(), "/tmp"}, maxSocketPath)
+}
+
+// longestServiceSocket is the longest name the service adds to the base:
+// os.MkdirTemp's pattern with its largest random part, then the socket.
+const longestServiceSocket = len("/agentknock-4294967295/service.sock")
+
+func fitSocketBase(candidates []string, limit int) (string, error) {
+	for _, base := range candidates {
+		if base != "" && len(base)+longestServiceSocket <= limit {
+			return base, nil
+		}
+	}
+	return "", fmt.Errorf("no directory for the service's sockets has a path short enough for a Unix socket (%d bytes at most here; %s is %d bytes); set TMPDIR to a shorter directory",
+		limit, candidates[0], len(candidates[0])+longestServiceSocket)
+}
 
 func runtimeDirBase() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {

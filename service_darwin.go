@@ -1,28 +1,55 @@
-// macOS parts of the invocation service: its executable by path and the
-// owner watch through kqueue EVFILT_PROC/NOTE_EXIT (command-execution.md,
-// "macOS implementation", "Invocation service").
+// macOS parts of the invocation service: its executable checked against
+// the identity recorded before the request (selfimage.go), and the owner
+// watch through kqueue EVFILT_PROC/NOTE_EXIT (command-execution.md, "macOS
+// implementation", "Invocation service").
 package main
 
 import (
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-func serviceExecutable() (string, error) { return os.Executable() }
+// retainSelfImage identifies the path the service will be started from.
+func retainSelfImage() (selfImage, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return selfImage{}, err
+	}
+	return identifySelf(path)
+}
 
-// installGitSignHelper copies the service's executable into its private
-// directory (macOS has no /proc to link to); the copy holds no secret.
-func installGitSignHelper(path string) error {
-	self, err := os.Executable()
+// serviceExecutable is the recorded path, if it still names the recorded
+// file. The path can change between this check and execve: macOS has no
+// descriptor execution.
+func serviceExecutable(img selfImage) (string, error) {
+	f, err := img.openChecked()
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return img.Path, nil
+}
+
+// installGitSignHelper copies the recorded executable into the service's
+// private directory (macOS has no /proc to link to); the copy holds no
+// secret. It is copied from the descriptor that passed the identity check.
+func installGitSignHelper(path string, img selfImage) error {
+	src, err := img.openChecked()
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(self)
+	defer src.Close()
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o700)
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 // watchOwner returns a channel closed when the owner process exits.
@@ -53,3 +80,7 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 	}()
 	return gone, nil
 }
+
+// maxSocketPath is the longest Unix socket path: macOS's sun_path is 104
+// bytes with the NUL.
+const maxSocketPath = 103

@@ -10,14 +10,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// retainSelfImage has nothing to record: /proc/self/exe is the running
+// image, whatever its path names now.
+func retainSelfImage() (selfImage, error) { return selfImage{}, nil }
+
 // serviceExecutable is this very executable file, even if its path was
 // replaced since the launcher started.
-func serviceExecutable() (string, error) { return "/proc/self/exe", nil }
+func serviceExecutable(selfImage) (string, error) { return "/proc/self/exe", nil }
 
 // installGitSignHelper links the helper to the service's own executable:
 // Git runs the same agentknock binary, with nothing installed or added to
 // PATH.
-func installGitSignHelper(path string) error {
+func installGitSignHelper(path string, _ selfImage) error {
 	return os.Symlink("/proc/"+strconv.Itoa(os.Getpid())+"/exe", path)
 }
 
@@ -45,3 +49,6 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 	}()
 	return gone, nil
 }
+
+// maxSocketPath is the longest Unix socket path, leaving sun_path's NUL.
+const maxSocketPath = 107
