@@ -126,6 +126,7 @@ func (h *harness) binding(c *testClient) binding {
 	b := readState(h.t.(*testing.T), h.dir).Clients[c.clientID.String()]
 	if b == nil {
 		h.t.Fatal("no binding")
+		return binding{}
 	}
 	return *b
 }
