@@ -8,3 +8,5 @@ require (
 	golang.org/x/crypto v0.59.0
 	golang.org/x/sys v0.50.0
 )
+
+require mvdan.cc/sh/v3 v3.14.1 // indirect

@@ -122,6 +122,21 @@ func (r *renderer) invocation(indent string, d *invocationView) {
 	} else if d.ExecutableMode == "SCRIPT" {
 		r.field(indent, "script", "(text not sent by the client)")
 	}
+	r.explanation(indent, d)
+}
+
+// explanation shows the parsed form of the shell script the invocation
+// runs (explain.go), aligned under its label.
+func (r *renderer) explanation(indent string, d *invocationView) {
+	lines := explainInvocation(d)
+	if len(lines) == 0 {
+		return
+	}
+	r.field(indent, "explained", lines[0])
+	pad := indent + strings.Repeat(" ", labelWidth+1)
+	for _, l := range lines[1:] {
+		r.b.WriteString(pad + l + "\n")
+	}
 }
 
 func (r *renderer) delivery(indent string, d *invocationView) {
