@@ -56,11 +56,12 @@ func cmdPending(c *cli, args []string) error {
 func cmdApprove(c *cli, args []string) error {
 	fs := c.flags("approve")
 	forText := fs.String("for", "", "")
+	pinText := fs.String("pin", "", "")
 	operands, err := c.parse(fs, helpApprove, args)
 	if err != nil {
 		return err
 	}
-	if err := wantOperands(operands, 1, 1, "approve ID [--for DURATION]"); err != nil {
+	if err := wantOperands(operands, 1, 1, "approve ID [--pin DURATION | --for DURATION]"); err != nil {
 		return err
 	}
 	if *forText != "" {
@@ -68,7 +69,12 @@ func cmdApprove(c *cli, args []string) error {
 			return usageError{err.Error()}
 		}
 	}
-	return c.answer(controlRequest{Op: "approve", ID: operands[0], For: *forText})
+	if *pinText != "" {
+		if _, err := parsePinDuration(*pinText); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	return c.answer(controlRequest{Op: "approve", ID: operands[0], For: *forText, Pin: *pinText})
 }
 
 func cmdDeny(c *cli, args []string) error {

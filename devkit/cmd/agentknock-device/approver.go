@@ -1,7 +1,8 @@
 // The device program's Approver (device.Approver): for each approval, the
-// policy first, then the time-boxed grants, else a person answers on serve's
-// terminal or from another terminal through the control socket; the first
-// answer wins.
+// policy first, then the pinned and policy rules (rules.go), then the
+// time-boxed grants, else a person answers on serve's terminal or from
+// another terminal through the control socket; the first answer wins. Every
+// decision goes to the audit log (audit.go).
 package main
 
 import (
@@ -28,6 +29,9 @@ const (
 type approver struct {
 	policy *policy
 	grants *grantStore
+	rules  *ruleStore
+	audit  *auditLog
+	now    func() time.Time
 	con    *console
 	// prompt: serve's standard input is a terminal, so the oldest pending
 	// request is also asked about there.
@@ -40,26 +44,45 @@ type approver struct {
 type pendingItem struct {
 	a       *device.Approval
 	view    approvalView
-	decided chan device.Decision // buffered: finish never blocks
+	decided chan answer // buffered: finish never blocks
 }
 
-func newApprover(p *policy, g *grantStore, con *console, prompt bool) *approver {
-	ap := &approver{policy: p, grants: g, con: con}
+// answer is a decision and who made it.
+type answer struct {
+	d  device.Decision
+	by decidedBy
+}
+
+// newApprover keeps grants, rules and the audit log in stateDir.
+func newApprover(p *policy, stateDir string, now func() time.Time, con *console, prompt bool) *approver {
+	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now),
+		audit: newAuditLog(stateDir), now: now, con: con}
 	ap.prompt.Store(prompt)
 	return ap
+}
+
+// record writes the decision to the audit log; a failure is shown, never
+// silent, but does not change the answer.
+func (ap *approver) record(a *device.Approval, d device.Decision, by decidedBy) {
+	if err := ap.audit.append(auditEntryOf(a, d, by, ap.now())); err != nil {
+		ap.con.printf("  (audit log: %s)\n", clean(err.Error()))
+	}
 }
 
 // Decide implements device.Approver.
 func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decision {
 	v := viewOf(a)
+	d, note, by, ok, askedAgain := ap.automatic(a)
+	v.AskedAgain = askedAgain
 	ap.con.print(renderApproval(&v))
-	if d, note, ok := ap.automatic(a); ok {
+	if ok {
 		ap.con.printf("  -> %s %s\n", clean(a.ID), note)
+		ap.record(a, d, by)
 		ap.showConfirmedCode(a, d)
 		ap.reprompt()
 		return d
 	}
-	p := &pendingItem{a: a, view: v, decided: make(chan device.Decision, 1)}
+	p := &pendingItem{a: a, view: v, decided: make(chan answer, 1)}
 	ap.mu.Lock()
 	ap.pending = append(ap.pending, p)
 	head := len(ap.pending) == 1
@@ -70,56 +93,85 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	} else {
 		ap.reprompt()
 	}
+	var ans answer
 	select {
-	case d := <-p.decided:
-		return d
+	case ans = <-p.decided:
 	case <-ctx.Done():
+		if ok, next := ap.take(p); ok {
+			ap.con.printf("  -> %s withdrawn (the client cancelled or the device is closing)\n", clean(a.ID))
+			ap.advance(next)
+			ans = answer{device.Decision{Reason: "OTHER", Message: "The request was cancelled before a decision."},
+				decidedBy{who: "client", how: "withdrawn before a decision (the client cancelled or the device closed)"}}
+		} else {
+			// Answered at the same moment: the answer stands.
+			ans = <-p.decided
+		}
 	}
-	if ok, next := ap.take(p); ok {
-		ap.con.printf("  -> %s withdrawn (the client cancelled or the device is closing)\n", clean(a.ID))
-		ap.advance(next)
-		return device.Decision{Reason: "OTHER", Message: "The request was cancelled before a decision."}
-	}
-	// Answered at the same moment: the answer stands.
-	return <-p.decided
+	ap.record(a, ans.d, ans.by)
+	return ans.d
 }
 
-// automatic applies the policy, then the grants. ok is false when a person
-// has to answer.
-func (ap *approver) automatic(a *device.Approval) (d device.Decision, note string, ok bool) {
+// automatic applies the policy, then the rules, then the grants. ok is
+// false when a person has to answer; askedAgain then says how the request
+// differs from the closest rule, if one nearly matched.
+func (ap *approver) automatic(a *device.Approval) (d device.Decision, note string, by decidedBy, ok bool, askedAgain []string) {
 	if a.Kind == kindPairing && a.Pairing == nil {
-		return device.Decision{Reason: "OTHER", Message: "incomplete pairing request"}, "refused: the pairing request carries no details", true
+		return device.Decision{Reason: "OTHER", Message: "incomplete pairing request"}, "refused: the pairing request carries no details",
+			decidedBy{who: "device", how: "refused an incomplete pairing request"}, true, nil
 	}
 	v, msg := ap.policy.decide(a.Kind, a.Secrets)
 	switch v {
 	case verdictDeny:
-		return device.Decision{Reason: "POLICY_DENIED", Message: msg}, "denied by policy: " + msg, true
+		return device.Decision{Reason: "POLICY_DENIED", Message: msg}, "denied by policy: " + msg, decidedBy{who: "policy", how: msg}, true, nil
 	case verdictApprove:
 		if a.Kind == kindPairing {
 			// The device confirms its own SAS: only for headless tests
 			// and setups where nobody else can reach the relay.
-			return device.Decision{Approve: true, SAS: a.Pairing.SAS}, `pairing confirmed by policy ("pairing": "approve")`, true
+			return device.Decision{Approve: true, SAS: a.Pairing.SAS}, `pairing confirmed by policy ("pairing": "approve")`,
+				decidedBy{who: "policy", how: `"pairing": "approve"`}, true, nil
 		}
-		return device.Decision{Approve: true}, "approved by policy", true
+		return device.Decision{Approve: true}, "approved by policy", decidedBy{who: "policy", how: "secret and operation rules approve"}, true, nil
 	}
 	if a.Kind == kindPairing {
-		return device.Decision{}, "", false
+		return device.Decision{}, "", decidedBy{}, false, nil
+	}
+	if a.Kind == kindInvocation {
+		pinned, err := ap.rules.list()
+		if err != nil {
+			ap.con.printf("  (pinned rules unreadable, asking instead: %s)\n", clean(err.Error()))
+		}
+		rv := checkRules(append(append([]*rule{}, ap.policy.Rules...), pinned...), a, ap.now())
+		if r := rv.match; r != nil {
+			note := "approved by " + r.label()
+			if !r.Expires.IsZero() {
+				note += " valid until " + r.Expires.Local().Format(time.RFC3339)
+			}
+			return device.Decision{Approve: true}, note, decidedBy{who: "rule", how: r.label(), rule: r.ID}, true, nil
+		}
+		if rv.near != nil {
+			askedAgain = append([]string{"this request differs from " + rv.near.label() + " in:"}, rv.diff...)
+		}
 	}
 	g, found, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets)
 	if err != nil {
 		ap.con.printf("  (grants unreadable, asking instead: %s)\n", clean(err.Error()))
-		return device.Decision{}, "", false
+		return device.Decision{}, "", decidedBy{}, false, askedAgain
 	}
 	if found {
-		return device.Decision{Approve: true}, "approved by a grant valid until " + g.Expires.Local().Format(time.RFC3339), true
+		until := g.Expires.Local().Format(time.RFC3339)
+		return device.Decision{Approve: true}, "approved by a grant valid until " + until,
+			decidedBy{who: "grant", how: "for the same secrets, client and operation until " + until}, true, nil
 	}
-	return device.Decision{}, "", false
+	return device.Decision{}, "", decidedBy{}, false, askedAgain
 }
 
 func answerHint(p *pendingItem) string {
 	id := clean(p.a.ID)
 	if p.a.Kind == kindPairing {
 		return "  waiting: agentknock-device pairing confirm \"dddd dddd dddd\"  |  agentknock-device pairing reject\n"
+	}
+	if p.a.Kind == kindInvocation {
+		return fmt.Sprintf("  waiting: agentknock-device approve %s [--pin 30m | --for 10m]  |  agentknock-device deny %s\n", id, id)
 	}
 	return fmt.Sprintf("  waiting: agentknock-device approve %s [--for 10m]  |  agentknock-device deny %s\n", id, id)
 }
@@ -147,6 +199,9 @@ func (ap *approver) reprompt() {
 func promptText(p *pendingItem) string {
 	if p.a.Kind == kindPairing {
 		return `type the 12 digits the client shows, or "no": `
+	}
+	if p.a.Kind == kindInvocation {
+		return fmt.Sprintf("approve %s? [y/N, or \"p 30\": yes, and again for 30 minutes for this exact command] ", clean(p.a.ID))
 	}
 	return fmt.Sprintf("approve %s? [y/N] ", clean(p.a.ID))
 }
@@ -179,11 +234,15 @@ func (ap *approver) advance(next *pendingItem) {
 
 // finish answers p unless it was already answered.
 func (ap *approver) finish(p *pendingItem, d device.Decision, how string) bool {
+	return ap.finishBy(p, d, how, decidedBy{who: "person", how: how})
+}
+
+func (ap *approver) finishBy(p *pendingItem, d device.Decision, how string, by decidedBy) bool {
 	ok, next := ap.take(p)
 	if !ok {
 		return false
 	}
-	p.decided <- d
+	p.decided <- answer{d, by}
 	verb := "approved"
 	if !d.Approve {
 		verb = "denied"
@@ -232,8 +291,9 @@ func (ap *approver) list() []approvalView {
 }
 
 // approve answers a non-pairing request; forDur > 0 also records a grant
-// for the same secret set, client and operation.
-func (ap *approver) approve(id string, forDur time.Duration, how string) (string, error) {
+// for the same secret set, client and operation; pinDur > 0 a rule for this
+// exact command (rules.go).
+func (ap *approver) approve(id string, forDur, pinDur time.Duration, how string) (string, error) {
 	p := ap.find(id)
 	if p == nil {
 		return "", errNotPending
@@ -242,6 +302,19 @@ func (ap *approver) approve(id string, forDur time.Duration, how string) (string
 		return "", errors.New(`a pairing is confirmed with the digits the client shows: agentknock-device pairing confirm "dddd dddd dddd"`)
 	}
 	msg := "approved " + p.a.ID
+	by := decidedBy{who: "person", how: how}
+	if pinDur > 0 {
+		r, err := ruleFromRequest(p.a, pinDur, ap.now(), how)
+		if err != nil {
+			return "", usageError{err.Error()}
+		}
+		if err := ap.rules.add(r); err != nil {
+			return "", fmt.Errorf("recording the rule: %w", err)
+		}
+		msg += "; " + r.describe()
+		how += ", pinning " + r.describe()
+		by.rule = r.ID
+	}
 	if forDur > 0 {
 		g, err := ap.grants.add(p.a.ClientID, p.a.Kind, p.a.Secrets, forDur)
 		if err != nil {
@@ -250,7 +323,7 @@ func (ap *approver) approve(id string, forDur time.Duration, how string) (string
 		msg += "; same requests approved until " + g.Expires.Local().Format(time.RFC3339)
 		how += " with a grant until " + g.Expires.Local().Format(time.RFC3339)
 	}
-	if !ap.finish(p, device.Decision{Approve: true}, how) {
+	if !ap.finishBy(p, device.Decision{Approve: true}, how, by) {
 		return "", errNotPending
 	}
 	return msg, nil
@@ -413,6 +486,45 @@ func (ap *approver) terminalLine(line string) {
 	case "", "n", "no":
 		ap.finish(p, device.Decision{Reason: "USER_DENIED", Message: messageUserDenied}, how)
 	default:
+		if d, ok := pinAnswer(answer); ok && p.a.Kind == kindInvocation {
+			if _, err := ap.approve(p.a.ID, 0, d, how); err != nil {
+				ap.con.printf("  (%s)\n", clean(err.Error()))
+				ap.con.print(promptText(p))
+			}
+			return
+		}
 		ap.con.print(promptText(p))
 	}
+}
+
+// pinAnswer reads the terminal's "p 30" / "pin 30m" / "p 2h": approve and
+// pin; a bare number counts minutes.
+func pinAnswer(s string) (time.Duration, bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "pin"):
+		rest = s[3:]
+	case strings.HasPrefix(s, "p"):
+		rest = s[1:]
+	default:
+		return 0, false
+	}
+	d, err := parsePinDuration(strings.TrimSpace(rest))
+	return d, err == nil
+}
+
+// parsePinDuration reads how long a rule lasts: minutes (30) or a Go
+// duration (30m, 2h), at most a week.
+func parsePinDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		var n int
+		if _, err2 := fmt.Sscanf(s, "%d", &n); err2 == nil && fmt.Sprint(n) == s {
+			d, err = time.Duration(n)*time.Minute, nil
+		}
+	}
+	if err != nil || d <= 0 || d > 7*24*time.Hour {
+		return 0, fmt.Errorf("--pin wants minutes (30) or a duration (30m, 2h) of at most a week, not %q", s)
+	}
+	return d, nil
 }

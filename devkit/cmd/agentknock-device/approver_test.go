@@ -36,7 +36,7 @@ func newHarness(t *testing.T, pol *policy) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{out: &syncBuffer{}, dir: dir, clock: &fakeClock{t: time.Now()}}
-	h.ap = newApprover(pol, newGrantStore(dir, h.clock.now), newConsole(h.out), false)
+	h.ap = newApprover(pol, dir, h.clock.now, newConsole(h.out), false)
 	return h
 }
 
@@ -131,7 +131,7 @@ func TestApproverGrantsAndWithdrawal(t *testing.T) {
 
 	first := h.decide(ctx, fakeInvocation("B1", "demo"))
 	h.waitPending(t, "B1")
-	if _, err := h.ap.approve("B1", 10*time.Minute, "test"); err != nil {
+	if _, err := h.ap.approve("B1", 10*time.Minute, 0, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if d := receive(t, first); !d.Approve {
@@ -164,7 +164,7 @@ func TestApproverGrantsAndWithdrawal(t *testing.T) {
 	if d := receive(t, fourth); d.Approve || d.Reason != "USER_DENIED" || d.Message == "" {
 		t.Fatalf("deny: %+v", d)
 	}
-	if _, err := h.ap.approve("B4", 0, "test"); err == nil {
+	if _, err := h.ap.approve("B4", 0, 0, "test"); err == nil {
 		t.Fatal("a request was answered twice")
 	}
 }
@@ -331,7 +331,7 @@ func TestTerminalAnswers(t *testing.T) {
 	if d := receive(t, inv); !d.Approve {
 		t.Fatalf("terminal y: %+v", d)
 	}
-	if n := strings.Count(h.out.String(), "approve T1? [y/N]"); n != 2 {
+	if n := strings.Count(h.out.String(), "approve T1? [y/N"); n != 2 {
 		t.Errorf("prompted %d times, want 2:\n%s", n, h.out.String())
 	}
 
@@ -391,7 +391,7 @@ func TestControlSocketOwnership(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("control.sock mode %04o, want 0600", fi.Mode().Perm())
 	}
-	go (&controlServer{ap: newApprover(defaultPolicy(), newGrantStore(dir, time.Now), newConsole(io.Discard), false)}).serve(ln)
+	go (&controlServer{ap: newApprover(defaultPolicy(), dir, time.Now, newConsole(io.Discard), false)}).serve(ln)
 	if _, err := listenControl(dir); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("second serve on one state directory: %v", err)
 	}
@@ -413,7 +413,7 @@ func TestControlSocketOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln3.Close()
-	go (&controlServer{ap: newApprover(defaultPolicy(), newGrantStore(dir, time.Now), newConsole(io.Discard), false)}).serve(ln3)
+	go (&controlServer{ap: newApprover(defaultPolicy(), dir, time.Now, newConsole(io.Discard), false)}).serve(ln3)
 	if _, err := callControl(dir, controlRequest{Op: "explode"}); err == nil || !strings.Contains(err.Error(), "unknown control operation") {
 		t.Fatalf("unknown op: %v", err)
 	}

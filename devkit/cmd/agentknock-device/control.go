@@ -6,6 +6,7 @@
 //	-> {"op":"pending"}
 //	<- {"ok":true,"pending":[{"id":"...","kind":"invocation",...}]}
 //	-> {"op":"approve","id":"K3F9","for":"10m"}
+//	-> {"op":"approve","id":"K3F9","pin":"30m"}
 //	-> {"op":"deny","id":"K3F9","message":"not now"}
 //	-> {"op":"pairing-confirm","sas":"0123 4567 8901"}
 //	-> {"op":"pairing-reject"}
@@ -38,6 +39,7 @@ type controlRequest struct {
 	Op       string `json:"op"`
 	ID       string `json:"id,omitempty"`
 	For      string `json:"for,omitempty"`
+	Pin      string `json:"pin,omitempty"`
 	Message  string `json:"message,omitempty"`
 	SAS      string `json:"sas,omitempty"`
 	ClientID string `json:"client_id,omitempty"`
@@ -142,7 +144,13 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 				return failure(usageError{err.Error()})
 			}
 		}
-		msg, err = s.ap.approve(req.ID, d, how)
+		var pin time.Duration
+		if req.Pin != "" {
+			if pin, err = parsePinDuration(req.Pin); err != nil {
+				return failure(usageError{err.Error()})
+			}
+		}
+		msg, err = s.ap.approve(req.ID, d, pin, how)
 	case "deny":
 		msg, err = s.ap.deny(req.ID, req.Message, how)
 	case "pairing-confirm":

@@ -30,12 +30,15 @@ Commands:
   secret set|ssh|list|remove   manage the device's secrets
   serve                        run the relay and the device
   pending                      list requests waiting for an answer
-  approve ID [--for DURATION]  approve a waiting request
+  approve ID [--pin D|--for D] approve a waiting request (and pin a rule)
   deny ID [--message TEXT]     deny a waiting request
   pairing confirm|reject       answer a waiting pairing
   clients / revoke CLIENT_ID   list / revoke paired clients
   uploads / upload accept|reject ID
                                review secrets uploaded by clients
+  rules [--json] / rules remove ID
+                               list / remove pinned rules
+  log [--since D] [--json]     show the audit log of every decision
 
 Exit status: 0 on success, 2 for a usage error, 1 for any other failure.
 Errors are printed as "agentknock-device: error: ..." on standard error.
@@ -107,14 +110,35 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
   secrets and where each variable goes; for Git signatures the exact text to
   sign and the repository context; for SSH logins the user, method,
   algorithm and host key. Client-supplied text is escaped so it cannot
-  control the terminal. Then, in order:
+  control the terminal.
+
+  A shell script is explained: when the command is sh, bash, dash or zsh
+  with -c SCRIPT (any option order, e.g. bash -euo pipefail -c, sh -ec,
+  also by absolute path), or a SCRIPT executable starting with a sh/bash
+  shebang, the script is parsed and each command shown in the order it
+  runs, with how it follows the previous one ("if that succeeded:",
+  "piped into:", ...), its redirections and assignments, subshells, loops
+  and conditions. Lines starting with "!" mark what not to miss: a
+  download piped into a shell or interpreter, command and process
+  substitution, eval, source and ".", a command name decided at run time,
+  here-documents, writes outside the working directory, the secrets'
+  variable names in the script, environment dumps, sudo, tracing (-x). A
+  script that does not parse is shown as sent, with the parser's error.
+
+  Then, in order:
     1. the policy, if it says approve or deny;
-    2. a grant made with 'approve ID --for DURATION' that matches;
-    3. a person: when serve's standard input is a terminal it prompts
-       "approve? [y/N]" (for a pairing: type the 12 digits the client
-       shows, or "no"); 'pending', 'approve', 'deny' and 'pairing ...' from
-       another terminal answer too. The first answer wins. Without a
-       terminal, requests wait for another terminal.
+    2. a rule (pinned with 'approve ID --pin', or stated in the policy)
+       that covers the request exactly;
+    3. a grant made with 'approve ID --for DURATION' that matches;
+    4. a person: when serve's standard input is a terminal it prompts
+       "approve? [y/N, or "p 30" ...]": "y" approves, "p 30" (or "pin 2h")
+       approves and pins a rule for this exact command for 30 minutes, an
+       empty line or "n" denies (for a pairing: type the 12 digits the
+       client shows, or "no"); 'pending', 'approve', 'deny' and 'pairing
+       ...' from another terminal answer too. The first answer wins.
+       Without a terminal, requests wait for another terminal.
+  A request that nearly matches a rule is shown with "asked again" and the
+  fields that differ. Every decision is appended to the audit log ('log').
 
   Policy file (JSON; unknown members and verdicts are errors):
     {
@@ -135,6 +159,23 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
   on a relay nobody else can reach. Grants are kept in grants.json in the
   state directory; delete the file to drop them all.
 
+  "rules" states rules like the pinned ones (see 'approve --pin'); each
+  approves an invocation only if every field matches:
+    "rules": [{"name": "ci-tests", "client": "01K...",
+               "secrets": ["gh-token"],
+               "routing": {"gh-token": {"only": ["GH_TOKEN"]}},
+               "executable": "/usr/bin/bash", "sha256": "<64 hex digits>",
+               "argv": ["bash", "-c", "make test"], "match": "script",
+               "directory": "/home/me/proj",
+               "expires": "2030-01-01T00:00:00Z"}]
+  "routing" (optional) is the secrets' only/omit/rename/stdin as
+  requested; without it the request must take all variables. "match" is
+  "exact" (default: argv word for word) or "script" (a shell -c script
+  compared by its parsed form, so spacing and comments do not count).
+  Instead of "sha256", "execute_only": true binds a binary the client
+  cannot read (and so cannot hash) by its path alone; such a rule matches
+  only requests without a hash. "expires" is optional here.
+
     agentknock-device serve --policy ci-policy.json
     agentknock-device serve --listen 127.0.0.1:0 > serve.out &
 `
@@ -146,12 +187,43 @@ const helpPending = `pending [--json]
   pairing's verification code).
 `
 
-const helpApprove = `approve ID [--for DURATION]
+const helpApprove = `approve ID [--pin DURATION | --for DURATION]
   Approves a waiting request (not a pairing: see 'pairing confirm').
-  --for DURATION (e.g. 10m, 2h) also approves, until it expires, later
+  --pin DURATION (minutes, e.g. 30, or 30m, 2h; at most a week) also
+  approves, until it expires, this exact command again: a rule bound to
+  the client, the secret set and its routing, the executable path and
+  SHA-256 hash, the arguments (for a shell -c script: its parsed form),
+  the working directory and the expiry. A request that differs in any of
+  them is asked again, naming the fields that differ. An execute-only
+  binary (no hash) is pinned by its path alone, and the rule says so.
+  Only invocations can be pinned. Rules are kept in rules.json; see
+  'rules'.
+  --for DURATION (e.g. 10m, 2h) instead approves, until it expires, later
   requests of the same operation kind from the same client for exactly the
-  same set of secrets.
+  same set of secrets, whatever the command.
+    agentknock-device approve 7KQ2 --pin 30
     agentknock-device approve 7KQ2 --for 15m
+`
+
+const helpRules = `rules [--json]
+  Lists the pinned rules (rules.json in the state directory), expired ones
+  for a day after they lapse. --json prints an array of objects with id,
+  client, secrets, routing, executable, sha256 or execute_only, argv,
+  match, directory, created, expires and pinned_by.
+rules remove ID
+  Removes a pinned rule; a running serve stops applying it at once.
+`
+
+const helpLog = `log [--since DURATION|TIME] [--json]
+  Shows the audit log (audit.jsonl in the state directory, mode 0600): one
+  entry for every request the device decided, with its kind, client,
+  secrets (names only; never a value), command summary, directory,
+  executable and hash, the decision, who or what decided (person, policy,
+  rule, grant; the rule's id) and when. The log is append-only and written
+  entry by entry with fsync, so it survives restarts and a crash loses at
+  most the entry being written. --since 90m, 24h, 7d, 2030-01-02 or an
+  RFC 3339 time limits it to later decisions; --json prints the entries.
+    agentknock-device log --since 24h
 `
 
 const helpDeny = `deny ID [--message TEXT]
@@ -206,7 +278,8 @@ const helpExamples = `Examples:
 
   # answer from another terminal
   agentknock-device pending
-  agentknock-device approve 7KQ2 --for 10m
+  agentknock-device approve 7KQ2 --pin 30
+  agentknock-device log --since 1h
 
   # headless (CI): policy decides, stdout gives the URL
   agentknock-device --state "$PWD/dev" serve --listen 127.0.0.1:0 \
@@ -219,7 +292,7 @@ func fullHelp() string {
 	return strings.Join([]string{
 		helpOverview, helpInit, helpSecret, helpServe, helpPending, helpApprove,
 		helpDeny, helpPairing, helpClients, helpRevoke, helpUploads, helpUpload,
-		helpHelp, helpExamples,
+		helpRules, helpLog, helpHelp, helpExamples,
 	}, "\n")
 }
 

@@ -63,6 +63,8 @@ func init() {
 		"clients": {cmdClients, helpClients},
 		"revoke":  {cmdRevoke, helpRevoke},
 		"uploads": {cmdUploads, helpUploads},
+		"rules":   {cmdRules, helpRules},
+		"log":     {cmdLog, helpLog},
 		"upload":  {cmdUpload, helpUpload},
 		"help":    {cmdHelp, helpHelp},
 	}

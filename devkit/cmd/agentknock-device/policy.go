@@ -38,6 +38,7 @@ type policy struct {
 	Pairing    verdict            `json:"pairing"`
 	Secrets    map[string]verdict `json:"secrets"`
 	Operations map[string]verdict `json:"operations"`
+	Rules      []*rule            `json:"rules"` // rules.go
 }
 
 // defaultPolicy asks a person about everything.
@@ -96,6 +97,14 @@ func parsePolicy(data []byte) (*policy, error) {
 			return nil, fmt.Errorf("operations: unknown operation %q (want invocation, git-sign or ssh-authenticate)", op)
 		}
 		if err := checkVerdict(fmt.Sprintf("operations[%q]", op), v); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range p.Rules {
+		if r == nil {
+			return nil, fmt.Errorf("rules[%d]: not an object", i)
+		}
+		if err := checkPolicyRule(i, r); err != nil {
 			return nil, err
 		}
 	}

@@ -48,6 +48,11 @@ func renderApproval(v *approvalView) string {
 	if len(v.Secrets) > 0 {
 		r.field("  ", "secrets", cleanList(v.Secrets, ", "))
 	}
+	label := "asked again"
+	for _, l := range v.AskedAgain {
+		r.field("  ", label, l) // composed by the device, client text escaped
+		label = ""
+	}
 	switch {
 	case v.Pairing != nil:
 		r.pairing(v.Pairing)

@@ -76,7 +76,8 @@ func cmdServe(c *cli, args []string) error {
 		// and prompting ends (readTerminal).
 		signal.Ignore(syscall.SIGTTIN)
 	}
-	ap := newApprover(pol, newGrantStore(dir, time.Now), con, prompt)
+	ap := newApprover(pol, dir, time.Now, con, prompt)
+	defer ap.audit.close()
 	dev, err := device.Open(device.Options{StateDir: dir, Approver: ap, Logf: con.logger("device")})
 	if err != nil {
 		return err

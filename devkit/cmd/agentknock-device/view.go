@@ -24,6 +24,9 @@ type approvalView struct {
 	Invocation *invocationView    `json:"invocation,omitempty"`
 	GitSign    *gitSignView       `json:"git_sign,omitempty"`
 	SSH        *sshView           `json:"ssh,omitempty"`
+	// AskedAgain: how the request differs from the closest pinned or
+	// policy rule, when one nearly covers it.
+	AskedAgain []string `json:"asked_again,omitempty"`
 }
 
 type pairingView struct {
