@@ -287,6 +287,7 @@ type ruleVerdict struct {
 // another command altogether, not worth naming in the prompt.
 const maxReportedDifferences = 3
 
+// On a tie the later rule (the newer pin) is named.
 func checkRules(rules []*rule, a *device.Approval, now time.Time) ruleVerdict {
 	var v ruleVerdict
 	for _, r := range rules {
@@ -295,7 +296,7 @@ func checkRules(rules []*rule, a *device.Approval, now time.Time) ruleVerdict {
 			return ruleVerdict{match: r}
 		}
 		if len(d) <= maxReportedDifferences && (v.near == nil || len(d) < len(v.diff) ||
-			(len(d) == len(v.diff) && r.Created.After(v.near.Created))) {
+			(len(d) == len(v.diff) && !r.Created.Before(v.near.Created))) {
 			v.near, v.diff = r, d
 		}
 	}
