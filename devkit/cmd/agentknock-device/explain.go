@@ -268,6 +268,8 @@ type explainer struct {
 	lang    syntax.LangVariant
 	secrets map[string]bool
 	nesting int // scripts explained inside this one (eval, sh -c)
+	printer *syntax.Printer
+	buf     bytes.Buffer
 }
 
 func (e *explainer) add(depth int, text string) {
@@ -283,12 +285,15 @@ func (e *explainer) mark(format string, args ...any) {
 }
 
 // src prints a node in shell syntax on one line, escaped.
-func src(n syntax.Node) string {
-	var b bytes.Buffer
-	if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, n); err != nil {
+func (e *explainer) src(n syntax.Node) string {
+	if e.printer == nil {
+		e.printer = syntax.NewPrinter(syntax.SingleLine(true))
+	}
+	e.buf.Reset()
+	if err := e.printer.Print(&e.buf, n); err != nil {
 		return "(unprintable)"
 	}
-	return clean(strings.TrimSpace(b.String()))
+	return clean(strings.TrimSpace(e.buf.String()))
 }
 
 func (e *explainer) stmts(depth int, list []*syntax.Stmt) {
@@ -387,22 +392,22 @@ func (e *explainer) stmt(depth int, prefix string, s *syntax.Stmt, inPipe bool) 
 			if !l.InPos.IsValid() {
 				head += `"$@"`
 			} else {
-				head += words(l.Items)
+				head += e.words(l.Items)
 			}
 		case *syntax.CStyleLoop:
-			head += " " + src(c.Loop)
+			head += " " + e.src(c.Loop)
 		}
 		e.add(depth, prefix+head+tail+":")
 		e.substitutions(depth, c.Loop)
 		e.stmts(depth+1, c.Do)
 	case *syntax.CaseClause:
-		e.add(depth, prefix+"case "+src(c.Word)+tail+":")
-		e.wordChecks(c.Word, "case "+src(c.Word))
+		e.add(depth, prefix+"case "+e.src(c.Word)+tail+":")
+		e.wordChecks(c.Word, "case "+e.src(c.Word))
 		e.substitutions(depth, c.Word)
 		for _, it := range c.Items {
 			var pats []string
 			for _, p := range it.Patterns {
-				pats = append(pats, src(p))
+				pats = append(pats, e.src(p))
 			}
 			e.add(depth+1, strings.Join(pats, " | ")+"):")
 			e.stmts(depth+2, it.Stmts)
@@ -423,12 +428,12 @@ func (e *explainer) stmt(depth int, prefix string, s *syntax.Stmt, inPipe bool) 
 		e.stmt(depth+1, "", c.Body, false)
 		e.cwd = saved
 	default:
-		e.add(depth, prefix+src(s.Cmd)+tail)
+		e.add(depth, prefix+e.src(s.Cmd)+tail)
 		e.substitutions(depth, s.Cmd)
 	}
 	cmdText := "(redirections only)"
 	if s.Cmd != nil {
-		cmdText = src(s.Cmd)
+		cmdText = e.src(s.Cmd)
 	}
 	for _, r := range s.Redirs {
 		if r.Word != nil {
@@ -463,7 +468,7 @@ func (e *explainer) redirects(rs []*syntax.Redirect) (notes []string, heredocs [
 		}
 		target := ""
 		if r.Word != nil {
-			target = src(r.Word)
+			target = e.src(r.Word)
 		}
 		switch r.Op {
 		case syntax.RdrOut, syntax.RdrClob:
@@ -502,7 +507,7 @@ func (e *explainer) redirects(rs []*syntax.Redirect) (notes []string, heredocs [
 		case syntax.WordHdoc:
 			notes = append(notes, stream("stdin")+" from the string "+target)
 		default:
-			notes = append(notes, src(r.Word))
+			notes = append(notes, e.src(r.Word))
 		}
 	}
 	return notes, heredocs
@@ -642,11 +647,11 @@ func literalArgs(ws []*syntax.Word) []string {
 }
 
 func (e *explainer) call(depth int, prefix string, c *syntax.CallExpr, s *syntax.Stmt, tail string) {
-	line := src(c)
+	line := e.src(c)
 	if len(c.Args) == 0 {
 		var as []string
 		for _, a := range c.Assigns {
-			as = append(as, src(a))
+			as = append(as, e.src(a))
 		}
 		e.add(depth, prefix+"set shell variable "+strings.Join(as, " ")+tail)
 		for _, a := range c.Assigns {
@@ -656,13 +661,13 @@ func (e *explainer) call(depth int, prefix string, c *syntax.CallExpr, s *syntax
 	}
 	var words []string
 	for _, w := range c.Args {
-		words = append(words, src(w))
+		words = append(words, e.src(w))
 	}
 	text := strings.Join(words, " ")
 	if len(c.Assigns) > 0 {
 		var as []string
 		for _, a := range c.Assigns {
-			as = append(as, src(a))
+			as = append(as, e.src(a))
 		}
 		tail = " [environment " + strings.Join(as, " ") + "]" + tail
 	}
@@ -744,7 +749,7 @@ func (e *explainer) call(depth int, prefix string, c *syntax.CallExpr, s *syntax
 }
 
 func (e *explainer) decl(depth int, prefix string, c *syntax.DeclClause, tail string) {
-	line := src(c)
+	line := e.src(c)
 	what := map[string]string{
 		"export":   "export to the environment of later commands: ",
 		"readonly": "set read-only variable: ",
@@ -755,7 +760,7 @@ func (e *explainer) decl(depth int, prefix string, c *syntax.DeclClause, tail st
 	}
 	var as []string
 	for _, a := range c.Args {
-		as = append(as, src(a))
+		as = append(as, e.src(a))
 	}
 	e.add(depth, prefix+what+strings.Join(as, " ")+tail)
 	dump := len(c.Args) == 0
@@ -852,13 +857,13 @@ func (e *explainer) substitutions(depth int, n syntax.Node) {
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CmdSubst:
-			e.mark("command substitution runs commands to build a word: %s", src(n))
-			e.add(depth+1, "first, to build a word, "+src(n)+" runs:")
+			e.mark("command substitution runs commands to build a word: %s", e.src(n))
+			e.add(depth+1, "first, to build a word, "+e.src(n)+" runs:")
 			e.stmts(depth+2, n.Stmts)
 			return false
 		case *syntax.ProcSubst:
-			e.mark("process substitution runs commands as a file: %s", src(n))
-			e.add(depth+1, "alongside, as a file, "+src(n)+" runs:")
+			e.mark("process substitution runs commands as a file: %s", e.src(n))
+			e.add(depth+1, "alongside, as a file, "+e.src(n)+" runs:")
 			e.stmts(depth+2, n.Stmts)
 			return false
 		case *syntax.Stmt:
@@ -924,7 +929,7 @@ func (e *explainer) checkPipeline(c *syntax.BinaryCmd) {
 		}
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok {
 			if name, _ := effective(literalArgs(call.Args)); interpreters[name] {
-				e.mark("a download is piped into %s, which runs it: %s", name, src(c))
+				e.mark("a download is piped into %s, which runs it: %s", name, e.src(c))
 				return
 			}
 		}
@@ -964,7 +969,7 @@ func (e *explainer) checkWrite(verb string, w *syntax.Word) {
 	}
 	p, fixed := fixedWord(w)
 	if !fixed {
-		e.mark("%s a path decided at run time, possibly outside the working directory: %s", verb, src(w))
+		e.mark("%s a path decided at run time, possibly outside the working directory: %s", verb, e.src(w))
 		return
 	}
 	if harmlessTargets[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") {
@@ -989,10 +994,10 @@ func (e *explainer) checkWrite(verb string, w *syntax.Word) {
 }
 
 // words renders a list of words.
-func words(ws []*syntax.Word) string {
+func (e *explainer) words(ws []*syntax.Word) string {
 	var out []string
 	for _, w := range ws {
-		out = append(out, src(w))
+		out = append(out, e.src(w))
 	}
 	return strings.Join(out, " ")
 }
@@ -1018,7 +1023,14 @@ func secretVariables(d *invocationView) []string {
 // of nesting), then one "! " line per mark; for a script that does not
 // parse, the parser's error and the raw text. nil when no shell script
 // runs. Every client-chosen character is escaped.
-func explainInvocation(d *invocationView) []string {
+func explainInvocation(d *invocationView) (lines []string) {
+	// It runs inside serve on what a client sent: a parser bug must not
+	// take the device down (the fuzz test has found none).
+	defer func() {
+		if p := recover(); p != nil {
+			lines = []string{"not explained: the parser failed on this script (" + clean(fmt.Sprint(p)) + ")"}
+		}
+	}()
 	s, note := findScript(d)
 	if s == nil {
 		if note == "" {

@@ -439,3 +439,50 @@ func TestRenderExplanation(t *testing.T) {
 		t.Errorf("a plain command got an explanation:\n%s", out)
 	}
 }
+
+// Whatever a client sends, the explanation neither panics (it runs inside
+// serve) nor lets a control character through.
+func FuzzExplain(f *testing.F) {
+	for _, c := range explainCases {
+		if len(c.argv) >= 3 {
+			f.Add(c.argv[1], c.argv[2])
+		}
+	}
+	f.Add("-c", "$(( 1 + $(echo 2) ))")
+	f.Add("-c", "cat <<-A\n\tx\n\tA\n")
+	f.Fuzz(func(t *testing.T, opt, script string) {
+		for _, sh := range []string{"sh", "bash", "zsh"} {
+			d := explainView(explainCase{argv: []string{sh, opt, script}})
+			for _, l := range explainInvocation(d) {
+				assertInert(t, l)
+			}
+			canonicalScriptArgv([]string{sh, opt, script}, "/bin/"+sh)
+		}
+		d := explainView(explainCase{argv: []string{"./x.sh"}, script: "#!/bin/bash\n" + script})
+		for _, l := range explainInvocation(d) {
+			assertInert(t, l)
+		}
+	})
+}
+
+// BenchmarkExplain prints how long explaining a typical agent script and
+// a 16 KiB one take (go test -bench Explain -run X).
+func BenchmarkExplain(b *testing.B) {
+	typical := explainView(explainCase{argv: []string{"bash", "-euo", "pipefail", "-c",
+		`cd frontend && npm ci && npm run build 2>&1 | tee build.log; curl -fsSL https://x.example | sh`}})
+	var big strings.Builder
+	for big.Len() < 16<<10 {
+		big.WriteString(`if [ -f "$f" ]; then cp "$f" /tmp/out && echo "$(date) $GH_TOKEN" >> log.txt; fi` + "\n")
+	}
+	large := explainView(explainCase{argv: []string{"sh", "-c", big.String()}})
+	b.Run("typical", func(b *testing.B) {
+		for b.Loop() {
+			explainInvocation(typical)
+		}
+	})
+	b.Run("16KiB", func(b *testing.B) {
+		for b.Loop() {
+			explainInvocation(large)
+		}
+	})
+}
