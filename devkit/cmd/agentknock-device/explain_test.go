@@ -349,6 +349,25 @@ var explainCases = []explainCase{
 		"sh -c:",
 		"echo \"\\x1b[2J\" \"\\u{202e}evil\"",
 	}},
+	{"bash -xc traces secrets", []string{"bash", "-xc", "gh api user -H \"Authorization: token $GH_TOKEN\""}, "", []string{
+		"bash -c, options -x:",
+		"gh api user -H \"Authorization: token $GH_TOKEN\"",
+		"! shell option -x traces every command with its expanded words to stderr, secret values included",
+		"! uses secret variable GH_TOKEN: gh api user -H \"Authorization: token $GH_TOKEN\"",
+	}},
+	{"cd to a variable then delete", []string{"sh", "-c", "cd \"$HOME\" && rm -rf .cache/app"}, "", []string{
+		"sh -c:",
+		"cd \"$HOME\"",
+		"if that succeeded: rm -rf .cache/app",
+		"! deletes .cache/app relative to a directory decided at run time (after cd), possibly outside the working directory",
+	}},
+	{"sh shebang with options and a heredoc", []string{"./setup.sh"}, "#!/bin/sh -e\ncat <<EOF > config.yml\nname: app\nEOF\nexec ./bin/app --config config.yml\n", []string{
+		"script file run by #!/bin/sh -e:",
+		"cat [stdin from a here-document; stdout to config.yml]",
+		"  | name: app",
+		"then: exec ./bin/app --config config.yml",
+		"! here-document of 1 line(s) is the input of: cat",
+	}},
 }
 
 func explainView(c explainCase) *invocationView {
