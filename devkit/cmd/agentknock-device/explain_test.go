@@ -5,6 +5,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path"
 	"slices"
 	"strconv"
@@ -504,4 +505,70 @@ func BenchmarkExplain(b *testing.B) {
 			explainInvocation(large)
 		}
 	})
+}
+
+// The device reads a shell's options as the shell does: for each argument
+// vector the real shell (where installed) runs the word the device took
+// for the script, with the parameters the device lists.
+func TestShellOptionOrder(t *testing.T) {
+	const script = `printf '%s|%s|%s' ran "$0" "${1-}"`
+	for _, argv := range [][]string{
+		{"bash", "-c", script},
+		{"bash", "-euo", "pipefail", "-c", script},
+		{"bash", "-c", "-e", script},
+		{"bash", "-c", "--", script},
+		{"bash", "--norc", "--noprofile", "-c", script},
+		{"bash", "-O", "extglob", "-c", script},
+		{"bash", "-o", "pipefail", "-c", script, "name", "arg"},
+		{"bash", "-xc", script},
+		{"/bin/sh", "-c", script},
+		{"sh", "-ec", script, "zero"},
+		{"sh", "-e", "-c", script},
+		{"sh", "+x", "-c", script},
+		{"sh", "-c", "--", script},
+		{"dash", "-euc", script, "a", "b"},
+		{"zsh", "-f", "-o", "errexit", "-c", script},
+		{"zsh", "-c", "-f", script},
+		{"zsh", "--no-rcs", "-c", script},
+	} {
+		s, note := findScript(&invocationView{Command: argv[0], Arguments: argv[1:], ExecutableMode: "BINARY"})
+		if s == nil || s.text != script {
+			t.Errorf("%q: not read as a -c script (%s)", argv, note)
+			continue
+		}
+		shell, err := exec.LookPath(argv[0])
+		if err != nil {
+			t.Logf("%s not installed: only the device side is checked for %q", argv[0], argv)
+			continue
+		}
+		cmd := exec.Command(shell, argv[1:]...)
+		cmd.Args[0] = argv[0] // $0 without -c parameters
+		out, err := cmd.Output()
+		zero, one := argv[0], ""
+		if len(s.params) > 0 {
+			zero = s.params[0]
+		}
+		if len(s.params) > 1 {
+			one = s.params[1]
+		}
+		if want := "ran|" + zero + "|" + one; err != nil || string(out) != want {
+			t.Errorf("%q: the shell printed %q (%v), the device expected %q", argv, out, err, want)
+		}
+	}
+	for _, argv := range [][]string{
+		{"bash", "build.sh"},
+		{"bash", "-s"},
+		{"sh"},
+		{"bash", "--frobnicate", "-c", "true"},
+		{"sh", "-c"},
+		{"bash", "-o"},
+	} {
+		s, note := findScript(&invocationView{Command: argv[0], Arguments: argv[1:], ExecutableMode: "BINARY"})
+		if s != nil || note == "" {
+			t.Errorf("%q: read as script %+v, note %q", argv, s, note)
+		}
+	}
+	if s, note := findScript(&invocationView{Command: "gh", Arguments: []string{"-c", "x"}}); s != nil || note != "" {
+		t.Errorf("gh -c taken for a shell: %+v %q", s, note)
+	}
 }
