@@ -1,8 +1,9 @@
 // The device's audit log after a scripted session with the real programs:
 // a pairing confirmed by a person, runs approved and denied by a person,
 // approved by policy, pinned as a rule and then approved by it, an SSH
-// login and a Git signature; one entry per request, across a restart of
-// serve, and not one byte of any secret in the file.
+// login, a Git signature and a request the device refuses by itself; one
+// entry per request, across a restart of serve, and not one byte of any
+// secret in the file.
 package e2e
 
 import (
@@ -100,6 +101,11 @@ func TestAuditLogOfASession(t *testing.T) {
 		t.Fatalf("git commit -S: %s", r)
 	}
 
+	// Refused by the device itself: no such secret.
+	if r := w.agentknock("-s", "nosuch", "--", "true"); r.code != 1 {
+		t.Fatalf("run with an unknown secret: %s", r)
+	}
+
 	// The log survives a restart of serve, which appends to it.
 	w.stopServe()
 	before := w.auditLog()
@@ -126,6 +132,7 @@ func TestAuditLogOfASession(t *testing.T) {
 		{"ssh-authenticate", "approved", "policy"},
 		{"invocation", "approved", "policy"}, // git's invocation
 		{"git-sign", "approved", "policy"},
+		{"invocation", "denied", "device"},   // no such secret
 		{"invocation", "approved", "policy"}, // after the restart
 	}
 	var got []step

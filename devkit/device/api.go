@@ -148,3 +148,13 @@ type Decision struct {
 type Approver interface {
 	Decide(ctx context.Context, a *Approval) Decision
 }
+
+// RefusalRecorder is an optional Approver extension, told about the
+// Invocation, GitSign and SshAuthenticate requests the device refused as
+// invalid without asking (a malformed request, an unknown secret, a
+// signature that does not fit its invocation), so that an audit log holds
+// every request. The Approval carries what was understood of the request
+// (Secrets and Invocation may be nil); message is the device's reason.
+type RefusalRecorder interface {
+	Refused(a *Approval, message string)
+}

@@ -366,7 +366,7 @@ func route(inv *parsedInvocation, store map[string]*storedSecret) (*routed, erro
 func (d *Device) invocation(r *request) methodResult {
 	inv, err := parseInvocation(r.plaintext)
 	if err != nil {
-		return requestProblem(err)
+		return d.refuse(r, "invocation", nil, nil, err)
 	}
 	var store map[string]*storedSecret
 	if err := transact(d.dir, func(t *txn) error {
@@ -378,7 +378,7 @@ func (d *Device) invocation(r *request) methodResult {
 	}
 	rt, err := route(inv, store)
 	if err != nil {
-		return requestProblem(err)
+		return d.refuse(r, "invocation", inv.names, inv.details, err)
 	}
 	a := &Approval{ID: newApprovalID(), Kind: "invocation", ClientID: r.clientID, Client: r.client,
 		RequestID: r.requestID, Received: r.received, Secrets: inv.names, Invocation: inv.details}
@@ -405,6 +405,16 @@ func (d *Device) invocation(r *request) methodResult {
 			return nil
 		},
 	}
+}
+
+// refuse tells a RefusalRecorder about a request refused as invalid and
+// returns its response.
+func (d *Device) refuse(r *request, kind string, secrets []string, det *InvocationDetails, err error) methodResult {
+	if rr, ok := d.approver.(RefusalRecorder); ok {
+		rr.Refused(&Approval{ID: newApprovalID(), Kind: kind, ClientID: r.clientID, Client: r.client,
+			RequestID: r.requestID, Received: r.received, Secrets: secrets, Invocation: det}, err.Error())
+	}
+	return requestProblem(err)
 }
 
 // requestProblem maps a validation error to its response form.

@@ -114,7 +114,7 @@ func (d *Device) resolveSign(r *request) (*signTarget, error) {
 func (d *Device) gitSign(r *request) methodResult {
 	tg, err := d.resolveSign(r)
 	if err != nil {
-		return requestProblem(err)
+		return d.refuse(r, "git-sign", nil, nil, err)
 	}
 	a := &Approval{ID: newApprovalID(), Kind: "git-sign", ClientID: r.clientID, Client: r.client,
 		RequestID: r.requestID, Received: r.received, Secrets: []string{tg.secret},
@@ -299,21 +299,24 @@ func hostKeyFingerprint(blob []byte) string {
 func (d *Device) sshAuthenticate(r *request) methodResult {
 	tg, err := d.resolveSign(r)
 	if err != nil {
-		return requestProblem(err)
+		return d.refuse(r, "ssh-authenticate", nil, nil, err)
+	}
+	refuse := func(err error) methodResult {
+		return d.refuse(r, "ssh-authenticate", []string{tg.secret}, tg.inv.Details, err)
 	}
 	u, err := parseUserauth(tg.message)
 	if err != nil {
-		return requestProblem(err)
+		return refuse(err)
 	}
 	pub := tg.key.signer.PublicKey()
 	if !bytes.Equal(u.key, pub.Marshal()) {
-		return denialResult("INVALID_REQUEST", "the public key in the message is not the key of secret "+printable(tg.secret))
+		return refuse(ruleErrorf("the public key in the message is not the key of secret %s", printable(tg.secret)))
 	}
 	if u.alg == ssh.KeyAlgoRSA {
-		return denialResult("INVALID_REQUEST", "the legacy ssh-rsa (SHA-1) signature algorithm is not allowed")
+		return refuse(ruleErrorf("the legacy ssh-rsa (SHA-1) signature algorithm is not allowed"))
 	}
 	if !algorithmFits(pub.Type(), u.alg) {
-		return denialResult("INVALID_REQUEST", "signature algorithm "+printable(u.alg)+" does not fit the key")
+		return refuse(ruleErrorf("signature algorithm %s does not fit the key", printable(u.alg)))
 	}
 	a := &Approval{ID: newApprovalID(), Kind: "ssh-authenticate", ClientID: r.clientID, Client: r.client,
 		RequestID: r.requestID, Received: r.received, Secrets: []string{tg.secret},

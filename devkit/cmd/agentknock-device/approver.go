@@ -111,6 +111,13 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	return ans.d
 }
 
+// Refused implements device.RefusalRecorder: requests the device refused
+// as invalid without asking are logged too.
+func (ap *approver) Refused(a *device.Approval, message string) {
+	ap.record(a, device.Decision{Reason: "INVALID_REQUEST", Message: message},
+		decidedBy{who: "device", how: "refused as invalid: " + message})
+}
+
 // automatic applies the policy, then the rules, then the grants. ok is
 // false when a person has to answer; askedAgain then says how the request
 // differs from the closest rule, if one nearly matched.

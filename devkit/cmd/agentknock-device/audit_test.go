@@ -51,6 +51,9 @@ func TestAuditLogSession(t *testing.T) {
 	cancel()
 	receive(t, ch)
 
+	h.ap.Refused(&device.Approval{ID: "V1", Kind: kindInvocation, ClientID: testClientID, RequestID: "01K2ENXDTW1P3XAR4J7V7C9D0V"},
+		"no secret named nosuch on this device")
+
 	path := filepath.Join(h.dir, auditFile)
 	entries, skipped, err := readAudit(path, time.Time{})
 	if err != nil || skipped != 0 {
@@ -66,6 +69,7 @@ func TestAuditLogSession(t *testing.T) {
 		{"S1", kindSSH, "approved", "person", ""},
 		{"G1", kindGitSign, "approved", "person", ""},
 		{"W1", kindInvocation, "withdrawn", "client", ""},
+		{"V1", kindInvocation, "denied", "device", ""},
 	}
 	if len(entries) != len(want) {
 		t.Fatalf("%d entries, want %d: %+v", len(entries), len(want), entries)
@@ -81,6 +85,9 @@ func TestAuditLogSession(t *testing.T) {
 	}
 	if entries[3].Rule != entries[4].Rule {
 		t.Errorf("the rule pinned by A4 (%s) is not the one that approved A5 (%s)", entries[3].Rule, entries[4].Rule)
+	}
+	if e := entries[9]; e.Reason != "INVALID_REQUEST" || !strings.Contains(e.How, "no secret named nosuch") {
+		t.Errorf("refusal entry: %+v", e)
 	}
 	if e := entries[1]; e.Reason != "USER_DENIED" || e.How != "from another terminal" {
 		t.Errorf("denial entry: %+v", e)
@@ -102,7 +109,7 @@ func TestAuditLogSession(t *testing.T) {
 
 	// `log` shows it; --since filters; --json is the entries.
 	r := h.cli(t, "log")
-	if r.code != 0 || strings.Count(r.stdout, "\n    invocation ") != 6 || !strings.Contains(r.stdout, "approved  by rule pinned rule r-") ||
+	if r.code != 0 || strings.Count(r.stdout, "\n    invocation ") != 7 || !strings.Contains(r.stdout, "approved  by rule pinned rule r-") ||
 		!strings.Contains(r.stdout, "denied (USER_DENIED) by person from another terminal") {
 		t.Errorf("log: %s", r)
 	}
