@@ -219,7 +219,8 @@ const helpLog = `log [--since DURATION|TIME] [--json]
   entry for every request the device decided, with its kind, client,
   secrets (names only; never a value), command summary, directory,
   executable and hash, the decision, who or what decided (person, policy,
-  rule, grant; the rule's id) and when. The log is append-only and written
+  rule, grant, or the device itself for a request it refused as invalid;
+  the rule's id) and when. The log is append-only and written
   entry by entry with fsync, so it survives restarts and a crash loses at
   most the entry being written. --since 90m, 24h, 7d, 2030-01-02 or an
   RFC 3339 time limits it to later decisions; --json prints the entries.
