@@ -200,7 +200,7 @@ func explainScript(s *shellScript, wd string, secretVars []string) *explanation 
 		x.parseErr = clean(err.Error())
 		return x
 	}
-	e := &explainer{wd: wd, cwd: wd, lang: s.lang, secrets: map[string]bool{}, seen: map[string]bool{}}
+	e := &explainer{wd: wd, cwd: wd, lang: s.lang, secrets: map[string]bool{}, seen: map[string]bool{}, downloaded: map[string]bool{}}
 	for _, v := range secretVars {
 		e.secrets[v] = true
 	}
@@ -267,9 +267,11 @@ type explainer struct {
 	cwd     string // where the script is at this point; "" once unknown
 	lang    syntax.LangVariant
 	secrets map[string]bool
-	nesting int // scripts explained inside this one (eval, sh -c)
-	printer *syntax.Printer
-	buf     bytes.Buffer
+	// downloaded: files written by a download so far (resolved paths).
+	downloaded map[string]bool
+	nesting    int // scripts explained inside this one (eval, sh -c)
+	printer    *syntax.Printer
+	buf        bytes.Buffer
 }
 
 func (e *explainer) add(depth int, text string) {
@@ -745,7 +747,57 @@ func (e *explainer) call(depth int, prefix string, c *syntax.CallExpr, s *syntax
 			e.mark("runs downloaded code: %s", line)
 		}
 	}
+	if downloaders[name] {
+		e.noteDownloads(operands, s.Redirs)
+	}
+	// A file saved by an earlier download, run as a program or script:
+	// curl -o install.sh URL && sh install.sh.
+	ran := lits[0]
+	if interpreters[name] || name == "source" || name == "." {
+		ran = ""
+		for _, o := range operands {
+			if !strings.HasPrefix(o, "-") {
+				ran = o
+				break
+			}
+		}
+	}
+	if ran != "" && e.downloaded[e.resolve(ran)] {
+		e.mark("runs a file downloaded earlier in the script: %s", line)
+	}
 	e.substitutions(depth, c)
+}
+
+// noteDownloads remembers the files a download writes: -o/--output FILE
+// (also in a cluster such as -sSLo), wget's -O FILE, or its standard
+// output redirected to a file.
+func (e *explainer) noteDownloads(operands []string, redirs []*syntax.Redirect) {
+	for i, o := range operands {
+		short := len(o) > 1 && o[0] == '-' && o[1] != '-' && (strings.HasSuffix(o, "o") || strings.HasSuffix(o, "O")) // -o, -sSLo, -qO
+		if (short || o == "--output" || o == "--output-document") && i+1 < len(operands) && operands[i+1] != "-" {
+			e.downloaded[e.resolve(operands[i+1])] = true
+		}
+		for _, long := range []string{"--output=", "--output-document="} {
+			if f, ok := strings.CutPrefix(o, long); ok && f != "-" {
+				e.downloaded[e.resolve(f)] = true
+			}
+		}
+	}
+	for _, r := range redirs {
+		if r.Op == syntax.RdrOut || r.Op == syntax.AppOut || r.Op == syntax.RdrClob {
+			if p, ok := fixedWord(r.Word); ok && (r.N == nil || r.N.Value == "1") {
+				e.downloaded[e.resolve(p)] = true
+			}
+		}
+	}
+}
+
+// resolve names a fixed path relative to where the script is.
+func (e *explainer) resolve(p string) string {
+	if p == "" || path.IsAbs(p) || e.cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(e.cwd, p)
 }
 
 func (e *explainer) decl(depth int, prefix string, c *syntax.DeclClause, tail string) {

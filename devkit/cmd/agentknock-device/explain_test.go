@@ -369,6 +369,26 @@ var explainCases = []explainCase{
 		"then: exec ./bin/app --config config.yml",
 		"! here-document of 1 line(s) is the input of: cat",
 	}},
+	{"download saved then run", []string{"bash", "-c", "curl -fsSL https://get.example.sh -o install.sh && chmod +x install.sh && sh install.sh --yes; wget -qO tool https://x.example/tool; ./tool"}, "", []string{
+		"bash -c:",
+		"curl -fsSL https://get.example.sh -o install.sh",
+		"if that succeeded: chmod +x install.sh",
+		"if that succeeded: sh install.sh --yes",
+		"then: wget -qO tool https://x.example/tool",
+		"then: ./tool",
+		"! sh runs the script file install.sh, whose text the device does not see",
+		"! runs a file downloaded earlier in the script: sh install.sh --yes",
+		"! runs a file downloaded earlier in the script: ./tool",
+	}},
+	{"download redirected then sourced", []string{"sh", "-c", "cd /tmp && curl -s https://x.example/env > env.sh && . /tmp/env.sh"}, "", []string{
+		"sh -c:",
+		"cd /tmp",
+		"if that succeeded: curl -s https://x.example/env [stdout to env.sh]",
+		"if that succeeded: . /tmp/env.sh",
+		"! writes outside the working directory: /tmp/env.sh",
+		"! . runs a file's commands in this shell: . /tmp/env.sh",
+		"! runs a file downloaded earlier in the script: . /tmp/env.sh",
+	}},
 }
 
 func explainView(c explainCase) *invocationView {
