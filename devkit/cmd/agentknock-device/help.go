@@ -119,11 +119,12 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
   runs, with how it follows the previous one ("if that succeeded:",
   "piped into:", ...), its redirections and assignments, subshells, loops
   and conditions. Lines starting with "!" mark what not to miss: a
-  download piped into a shell or interpreter, command and process
-  substitution, eval, source and ".", a command name decided at run time,
-  here-documents, writes outside the working directory, the secrets'
-  variable names in the script, environment dumps, sudo, tracing (-x). A
-  script that does not parse is shown as sent, with the parser's error.
+  download piped into a shell or interpreter (or saved and then run),
+  command and process substitution, eval, source and ".", a command name
+  decided at run time, here-documents, writes outside the working
+  directory, the secrets' variable names in the script, environment
+  dumps, sudo, tracing (-x). A script that does not parse is shown as
+  sent, with the parser's error.
 
   Then, in order:
     1. the policy, if it says approve or deny;
