@@ -34,9 +34,9 @@ type runOptions struct {
 	NoSSHAgent       bool
 	NoSSHPassthrough bool
 	NoGitSign        bool
-	Quiet            bool
-	Verbose          bool
-	Home             string
+	Quiet            bool   // global option (globals.go)
+	Verbose          bool   // global option
+	Home             string // global option
 	Command          []string
 }
 
@@ -64,9 +64,6 @@ func newRunFlagSet(o *runOptions, routes *[][]string) *flag.FlagSet {
 	fs.BoolVar(&o.NoSSHAgent, "no-ssh-agent", false, "")
 	fs.BoolVar(&o.NoSSHPassthrough, "no-ssh-passthrough", false, "")
 	fs.BoolVar(&o.NoGitSign, "no-git-sign", false, "")
-	fs.BoolVar(&o.Quiet, "quiet", false, "")
-	fs.BoolVar(&o.Verbose, "verbose", false, "")
-	fs.StringVar(&o.Home, "agentknock-home", "", "")
 	for name := range routingArity {
 		fs.Func(name, "", func(v string) error {
 			*routes = append(*routes, append([]string{name}, strings.Split(v, "\x00")...))
@@ -130,6 +127,11 @@ func routingOperandNames(name string) string {
 // parseRunArgs parses the arguments after `agentknock` or `agentknock run`.
 func parseRunArgs(args []string) (*runOptions, error) {
 	o := &runOptions{Routing: map[string]*environmentDelivery{}}
+	g, args, err := extractGlobalOptions(args)
+	if err != nil {
+		return nil, err
+	}
+	o.Home, o.Quiet, o.Verbose = g.Home, g.Quiet, g.Verbose
 	var routes [][]string
 	fs := newRunFlagSet(o, &routes)
 	grouped, dash, err := groupRoutingOperands(fs, args)
@@ -158,9 +160,6 @@ func parseRunArgs(args []string) (*runOptions, error) {
 	}
 	if len(o.Secrets) == 0 {
 		return nil, usagef("at least one secret is required: use -s SECRET")
-	}
-	if o.Quiet && o.Verbose {
-		return nil, usagef("--quiet and --verbose cannot be used together")
 	}
 	seen := map[string]bool{}
 	for _, s := range o.Secrets {

@@ -45,11 +45,20 @@ Run options:
   --no-ssh-passthrough         Do not expose keys of the existing SSH agent.
   --no-git-sign                Do not configure Git SSH signing through
                                Agentknock.
-  --quiet                      Only errors from Agentknock.
-  --verbose                    Also list variable names and launch details
-                               (never values).
+
+Global options (every command; before or after the subcommand, anywhere
+before the "--" that starts COMMAND, with the same meaning wherever they
+stand):
   --agentknock-home DIR        State directory (default: $AGENTKNOCK_HOME,
-                               else $HOME/.agentknock).
+                               else $HOME/.agentknock). The command's own
+                               HOME and AGENTKNOCK_HOME are left unchanged.
+  --quiet                      Only errors from Agentknock.
+  --verbose                    Also report each stage of the exchange, the
+                               variable names and launch details (never
+                               values).
+
+While Agentknock waits for the device it prints nothing, then one progress
+line every 30 seconds with the total elapsed time (none with --quiet).
 
 Variable names in routing options must be portable: letters, digits and _,
 not starting with a digit. If several secrets deliver the same variable,
@@ -94,6 +103,10 @@ func agentknockMain(args []string) int {
 	if i := firstNonUTF8(args); i >= 0 {
 		return reportUsage(usagef("argument %d is not valid UTF-8; Agentknock accepts only UTF-8 arguments", i+1))
 	}
+	g, args, err := extractGlobalOptions(args)
+	if err != nil {
+		return reportUsage(err)
+	}
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usageText)
 		return 2
@@ -108,9 +121,9 @@ func agentknockMain(args []string) int {
 	case "run":
 		args = args[1:]
 	case "pairing":
-		return pairingMain(args[1:], cs)
+		return pairingMain(args[1:], g, cs)
 	case "secret":
-		return secretMain(args[1:], cs)
+		return secretMain(args[1:], g, cs)
 	default:
 		if len(args[0]) == 0 || args[0][0] != '-' {
 			return reportUsage(usagef("unknown command %q", args[0]))
@@ -124,6 +137,7 @@ func agentknockMain(args []string) int {
 	if err != nil {
 		return reportUsage(err)
 	}
+	o.Home, o.Quiet, o.Verbose = g.Home, g.Quiet, g.Verbose
 	return runCommand(o, cs)
 }
 

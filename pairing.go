@@ -26,8 +26,11 @@ const pairingUsage = `Usage:
   agentknock pairing remove [--force]              Remove the pairing here and on the device
                                                    (--force: only here, when the device is gone).
 
-Every pairing command accepts --agentknock-home DIR. This client has at most
-one pairing, pending or active; start does not replace one.
+Every pairing command accepts the global options --agentknock-home DIR,
+--quiet and --verbose, before or after "pairing". This client has at most
+one pairing, pending or active; start does not replace one. Results go to
+standard output; progress (every 30 seconds while waiting for the device)
+and errors go to standard error.
 
 The relay is wss://relay.agentknock.dev unless "pairing start --relay URL"
 stores another with the pairing; AGENTKNOCK_RELAY_URL overrides both. Plain
@@ -39,7 +42,7 @@ Examples:
   agentknock pairing finish
 `
 
-func pairingMain(args []string, cs callerState) int {
+func pairingMain(args []string, g globalOptions, cs callerState) int {
 	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Print(pairingUsage)
 		if len(args) == 0 {
@@ -50,10 +53,8 @@ func pairingMain(args []string, cs callerState) int {
 	sub := args[0]
 	fs := flag.NewFlagSet("pairing "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	home := fs.String("agentknock-home", "", "")
 	relay := fs.String("relay", "", "")
 	force := fs.Bool("force", false, "")
-	verbose := fs.Bool("verbose", false, "")
 	positional, err := parseInterspersed(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Print(pairingUsage)
@@ -76,12 +77,12 @@ func pairingMain(args []string, cs callerState) int {
 	case *force && sub != "remove":
 		return reportUsageFor("pairing", usagef("--force applies to pairing remove"))
 	}
-	dir, err := stateHome(*home)
+	dir, err := stateHome(g.Home)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s%v\n", messagePrefix, err)
 		return 1
 	}
-	out := newOutput(false, *verbose)
+	out := newOutput(g.Quiet, g.Verbose)
 	watch := watchTermination(cs)
 	switch sub {
 	case "start":

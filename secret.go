@@ -176,7 +176,7 @@ Examples:
 `
 
 // secretMain dispatches `agentknock secret ...`; args follow "secret".
-func secretMain(args []string, cs callerState) int {
+func secretMain(args []string, g globalOptions, cs callerState) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, secretUsageText)
 		return 2
@@ -195,6 +195,7 @@ func secretMain(args []string, cs callerState) int {
 		if err != nil {
 			return reportSecretUsage(err)
 		}
+		o.secretCommonOptions = o.merge(g)
 		return runSecretList(o, cs)
 	case "upload":
 		o, err := parseSecretUploadArgs(args[1:])
@@ -205,6 +206,7 @@ func secretMain(args []string, cs callerState) int {
 		if err != nil {
 			return reportSecretUsage(err)
 		}
+		o.secretCommonOptions = o.merge(g)
 		return runSecretUpload(o, cs)
 	}
 	return reportSecretUsage(usagef("unknown secret command %q: use list or upload", args[0]))
@@ -214,24 +216,25 @@ func reportSecretUsage(err error) int { return reportUsageFor("secret", err) }
 
 // ---- Command lines ----
 
-// secretCommonOptions are accepted by both subcommands.
-type secretCommonOptions struct {
-	Quiet   bool
-	Verbose bool
-	Home    string
+// secretCommonOptions are the global options (globals.go) as both
+// subcommands use them.
+type secretCommonOptions globalOptions
+
+// parseSecretGlobals takes the global options out of a subcommand's own
+// arguments (the unit tests call the parsers directly).
+func parseSecretGlobals(args []string) (secretCommonOptions, []string, error) {
+	g, rest, err := extractGlobalOptions(args)
+	return secretCommonOptions(g), rest, err
 }
 
-func (c *secretCommonOptions) register(fs *flag.FlagSet) {
-	fs.BoolVar(&c.Quiet, "quiet", false, "")
-	fs.BoolVar(&c.Verbose, "verbose", false, "")
-	fs.StringVar(&c.Home, "agentknock-home", "", "")
-}
-
-func (c *secretCommonOptions) check() error {
-	if c.Quiet && c.Verbose {
-		return usagef("--quiet and --verbose cannot be used together")
+// merge adds the global options given before the subcommand.
+func (c secretCommonOptions) merge(g globalOptions) secretCommonOptions {
+	if g.Home != "" {
+		c.Home = g.Home
 	}
-	return nil
+	c.Quiet = c.Quiet || g.Quiet
+	c.Verbose = c.Verbose || g.Verbose
+	return c
 }
 
 type secretListOptions struct {
@@ -288,9 +291,12 @@ type secretUploadOptions struct {
 
 func parseSecretListArgs(args []string) (*secretListOptions, error) {
 	o := &secretListOptions{}
+	var err error
+	if o.secretCommonOptions, args, err = parseSecretGlobals(args); err != nil {
+		return nil, err
+	}
 	fs := flag.NewFlagSet("secret list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o.register(fs)
 	positional, err := parseSecretFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -298,17 +304,17 @@ func parseSecretListArgs(args []string) (*secretListOptions, error) {
 	if len(positional) > 0 {
 		return nil, usagef("unexpected argument %q: secret list takes no arguments", positional[0])
 	}
-	if err := o.check(); err != nil {
-		return nil, err
-	}
 	return o, nil
 }
 
 func parseSecretUploadArgs(args []string) (*secretUploadOptions, error) {
 	o := &secretUploadOptions{}
+	var err error
+	if o.secretCommonOptions, args, err = parseSecretGlobals(args); err != nil {
+		return nil, err
+	}
 	fs := flag.NewFlagSet("secret upload", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o.register(fs)
 	var update, replace bool
 	var sshKeys []string
 	var descriptions int
@@ -351,9 +357,6 @@ func parseSecretUploadArgs(args []string) (*secretUploadOptions, error) {
 		return nil, usagef("unexpected argument %q: give one secret NAME", positional[1])
 	}
 	if err := checkSecretName(o.Name); err != nil {
-		return nil, err
-	}
-	if err := o.check(); err != nil {
 		return nil, err
 	}
 	if descriptions > 1 {
