@@ -13,7 +13,6 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 	if err != nil {
 		return nil, ULID{}, fmt.Errorf("%v. Agentknock did not contact the device", err)
 	}
-	out.status("Asking the device to approve %s", inv.Operation.Command)
 	call, plaintext, err := callDevice(home, p, inv, watch, out)
 	if err != nil {
 		return nil, ULID{}, err

@@ -85,7 +85,7 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 	if err := os.Rename(tmp, filepath.Join(dir, "request.json")); err != nil {
 		return nil, ULID{}, err
 	}
-	out.status("Waiting for approval (test approval in %s)", dir)
+	out.detail("Waiting for approval (test approval in %s)", dir)
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {

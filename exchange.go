@@ -46,9 +46,21 @@ type deviceCall struct {
 	done bool // a completion was sent (or given up on)
 }
 
-// relayProgress turns transport stages into --verbose lines.
+// relayProgress turns transport events into request stages; the ones
+// without a stage (a reconnection) are --verbose details.
 func relayProgress(out *output) relayOptions {
-	return relayOptions{Progress: func(stage string) { out.detail("relay: %s", stage) }}
+	return relayOptions{Progress: func(event string) {
+		switch event {
+		case "connected", "request acknowledged by relay":
+			out.setStage(stageWaitingForDelivery)
+		case "device received request":
+			out.setStage(stageWaitingForResponse)
+		case "response received":
+			out.setStage(stageCompleting)
+		default:
+			out.detail("relay: %s", event)
+		}
+	}}
 }
 
 // callDevice sends request (a method plaintext) with the pairing's keys and
@@ -56,6 +68,7 @@ func relayProgress(out *output) relayOptions {
 // have reached the relay, it has already sent the matching ABORTED
 // completion. The caller completes a successful call with finish.
 func callDevice(home string, p *pairingState, request any, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
+	out.setStage(stagePreparing)
 	ep, err := relayURLFor(p.RelayURL)
 	if err != nil {
 		return nil, nil, err
@@ -80,7 +93,6 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 	}
 	call := &deviceCall{x: x}
 
-	out.status("Waiting for the device to respond")
 	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
 		rx, err := openExchange(ctx, ep, devicePath(p.DeviceID.String(), p.ClientID.String()), p.ClientID.String(), requestID.String(), body, relayProgress(out))
 		if err != nil {
@@ -136,7 +148,6 @@ func waitForRelay(work func(ctx context.Context) (*relayExchange, json.RawMessag
 		rx, raw, err := work(ctx)
 		done <- result{rx, raw, err}
 	}()
-	started := time.Now()
 	tick := time.NewTicker(progressInterval)
 	defer tick.Stop()
 	for {
@@ -144,7 +155,7 @@ func waitForRelay(work func(ctx context.Context) (*relayExchange, json.RawMessag
 		case r := <-done:
 			return r.rx, r.raw, r.err
 		case <-tick.C:
-			out.status("Still waiting for the device (%s elapsed)", time.Since(started).Round(time.Second))
+			out.heartbeat()
 		case sig := <-watch.ch:
 			cancel()
 			r := <-done
@@ -171,7 +182,9 @@ func (c *deviceCall) finish(completion any, out *output) {
 	}
 	if err != nil {
 		out.detail("the completion was not confirmed by the relay: %v", err)
+		return
 	}
+	out.setStage(stageCompleted)
 }
 
 // abort sends an ABORTED completion within the short bound: the context

@@ -82,7 +82,8 @@ func pairingMain(args []string, g globalOptions, cs callerState) int {
 		fmt.Fprintf(os.Stderr, "%s%v\n", messagePrefix, err)
 		return 1
 	}
-	out := newOutput(g.Quiet, g.Verbose)
+	messages := map[string]*stageMessages{"start": &pairingStartStageMessages, "finish": &pairingFinishStageMessages, "remove": &pairingRemoveStageMessages}[sub]
+	out := newPlainOutput(g.Quiet, g.Verbose, messages)
 	watch := watchTermination(cs)
 	switch sub {
 	case "start":
@@ -92,7 +93,7 @@ func pairingMain(args []string, g globalOptions, cs callerState) int {
 	case "abort":
 		err = pairingAbort(dir, out)
 	case "status":
-		err = pairingStatus(dir)
+		err = pairingStatus(dir, out)
 	case "remove":
 		err = pairingRemove(dir, *force, watch, out)
 	}
@@ -125,6 +126,7 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 			return usagef("--relay: %v", err)
 		}
 	}
+	out.setStage(stagePreparing)
 	if err := requireNoPairing(home); err != nil {
 		return err
 	}
@@ -150,7 +152,6 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 		return err
 	}
 	clientID := attempt.ClientID.String()
-	out.status("Contacting the device at %s", address)
 	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
 		rx, err := openExchange(ctx, ep, pairingPath(addressID, clientID), clientID, clientID, body, relayProgress(out))
 		if err != nil {
@@ -220,8 +221,11 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 	if err := rx.complete(ctx, completion); err != nil {
 		return fmt.Errorf("the relay did not accept the pairing completion (%v); run `agentknock pairing abort` and start again", err)
 	}
-	fmt.Printf("Verification code: %s\n", done.SAS)
-	out.status("Compare this verification code with the one the device shows. Only if all 12 digits match, approve the pairing on the device, then run `agentknock pairing finish`. If they differ, reject it on the device and run `agentknock pairing abort`.")
+	out.setStage(stageCompleted)
+	fmt.Printf("Pairing started.\nVerification code:\n%s\n", done.SAS)
+	fmt.Print("Compare the full verification code with the code on the device.\n" +
+		"If the codes match, approve the pairing on the device. Then run:\nagentknock pairing finish\n" +
+		"If the codes don't match, reject the pairing on the device. Then run:\nagentknock pairing abort\n")
 	return nil
 }
 
@@ -277,7 +281,7 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 		return err
 	}
 	call.finish(newPairingFinishCompletion(), out)
-	out.status("Paired with device %s.", p.DeviceID)
+	fmt.Println("Pairing complete. Agentknock is ready to run commands with secrets.")
 	return nil
 }
 
@@ -300,30 +304,36 @@ func pairingAbort(home string, out *output) error {
 	if err := s.removePairing(); err != nil {
 		return err
 	}
-	out.status("The pending pairing was discarded.")
+	fmt.Println("Pending pairing discarded.")
 	return nil
 }
 
-func pairingStatus(home string) error {
+// pairingStatus prints the reference client's status lines on standard
+// output; --verbose adds the identifiers and key state after them.
+func pairingStatus(home string, out *output) error {
 	p, err := readPairingFile(home)
 	if errors.Is(err, errNoPairing) {
-		fmt.Println("not paired")
+		fmt.Print("Pairing status: not paired.\nSuggested action: Get a pairing address, then run:\nagentknock pairing start <PAIRING_ADDRESS>\n")
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	state := "active"
 	if p.Pending {
-		state = "pending (run `agentknock pairing finish` after approving on the device)"
+		fmt.Print("Pairing status: waiting for confirmation.\nSuggested action: After you approve the pairing on the device, run:\nagentknock pairing finish\n")
+	} else {
+		fmt.Println("Pairing status: active.")
 	}
-	fmt.Printf("pairing: %s\ndevice: %s\nclient: %s\n", state, p.DeviceID, p.ClientID)
+	if !out.verbose {
+		return nil
+	}
+	fmt.Printf("Device: %s\nClient: %s\n", p.DeviceID, p.ClientID)
 	if p.RelayURL != "" {
-		fmt.Printf("relay: %s\n", p.RelayURL)
+		fmt.Printf("Relay: %s\n", p.RelayURL)
 	}
-	fmt.Printf("key rotated: %s\n", time.Unix(int64(p.RotatedAt), 0).UTC().Format(time.RFC3339))
+	fmt.Printf("Key rotated: %s\n", time.Unix(int64(p.RotatedAt), 0).UTC().Format(time.RFC3339))
 	if p.RotationKey != "" {
-		fmt.Println("key rotation: waiting for the device to confirm")
+		fmt.Println("Key rotation: waiting for the device to confirm")
 	}
 	return nil
 }
@@ -367,9 +377,9 @@ func pairingRemove(home string, force bool, watch *signalWatch, out *output) err
 		return err
 	}
 	if force {
-		out.status("The local pairing was deleted; the device still lists this client until you revoke it there.")
+		fmt.Println("Local pairing removed. The pairing on the device is unchanged.")
 	} else {
-		out.status("The pairing was removed here and on the device.")
+		fmt.Println("Pairing removed from this client and the device.")
 	}
 	return nil
 }

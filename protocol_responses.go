@@ -460,11 +460,12 @@ func routeEnvironmentSecret(name string, sobj jsonObject, routing *environmentDe
 // ssh are listed by name and type only: the list is display data and a
 // newer device may hold kinds this client cannot use.
 type secretMetadata struct {
-	Name        string
-	Description string
-	Type        string
-	Variables   []string // environment
-	PublicKey   string   // ssh
+	Name           string
+	Description    string
+	HasDescription bool // "description" was present (it may be "")
+	Type           string
+	Variables      []string // environment
+	PublicKey      string   // ssh
 }
 
 type secretListResponse struct {
@@ -498,7 +499,7 @@ func checkSecretListResponse(plaintext []byte) (*secretListResponse, error) {
 		if md.Type, err = sobj.requiredString("type"); err != nil {
 			return nil, invalidInSecret(name, err)
 		}
-		if md.Description, _, err = sobj.optionalString("description"); err != nil {
+		if md.Description, md.HasDescription, err = sobj.optionalString("description"); err != nil {
 			return nil, invalidInSecret(name, err)
 		}
 		switch md.Type {

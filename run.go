@@ -7,7 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"os"
-	"strings"
+	"slices"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -61,8 +61,15 @@ func runCommand(o *runOptions, cs callerState) int {
 		Stderr:           streamKind(2),
 	}
 	requested := make(map[string]secretDelivery, len(o.Secrets))
+	stdinSource := [2]string{}
 	for _, name := range o.Secrets {
 		requested[name] = secretDelivery{Environment: o.Routing[name]}
+		if rt := o.Routing[name]; rt != nil && rt.Stdin != "" {
+			stdinSource = [2]string{name, rt.Stdin}
+			// The command reads the value from the service's pipe, so
+			// that is its standard input, as the reference reports it.
+			op.Stdin = streamPipe
+		}
 	}
 	token := make([]byte, invocationTokenSize)
 	if _, err := rand.Read(token); err != nil {
@@ -91,9 +98,6 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 
 	// Step 7: the environment.
-	for _, s := range approval.Secrets {
-		out.detail("secret %s: variables %s", s.Name, strings.Join(protoSortedKeys(s.Environment), ", "))
-	}
 	env, err := buildEnvironment(envPlan{
 		Inherited: os.Environ(),
 		Secrets:   approval.Secrets,
@@ -109,7 +113,10 @@ func runCommand(o *runOptions, cs callerState) int {
 	// Steps 8, 6 and 9: pending signals; the same object, and the same
 	// bytes, as approved, checked last so that nothing waits between the
 	// check and the exec (execCommand); then process replacement.
-	out.status("Running %s", o.Command[0])
+	if out.verbose {
+		reportDelivery(out, approval, stdinSource)
+		out.print("Running command %s.", quoted(o.Command[0]))
+	}
 	err = execCommand(wd, exe, o.Command, env, svc.stdinPipe(), cs, watch)
 	var intr *interrupted
 	var changed *revalidationError
@@ -123,6 +130,33 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 	out.failure("cannot run %s: %v", o.Command[0], err)
 	return 1
+}
+
+// reportDelivery lists, for --verbose, what the command receives: the
+// names of the variables added to its environment, the variable on its
+// standard input and the SSH secret (never a value), in the reference
+// client's words.
+func reportDelivery(out *output, approval *invocationResponse, stdinSource [2]string) {
+	var names []string
+	for _, s := range approval.Secrets {
+		names = append(names, protoSortedKeys(s.Environment)...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) == 0 {
+		out.print("No variables will be added to the command environment.")
+	} else {
+		out.print("These variables will be added to the command environment:")
+		for _, n := range names {
+			out.print("- %s", n)
+		}
+	}
+	if stdinSource[0] != "" {
+		out.print("Environment variable %s from secret %s is available on standard input.", quoted(stdinSource[1]), quoted(stdinSource[0]))
+	}
+	if approval.SSH != nil {
+		out.print("SSH secret %s is available for Git signing and supported SSH authentication.", quoted(approval.SSH.Secret))
+	}
 }
 
 func modeName(script bool) string {

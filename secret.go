@@ -464,7 +464,7 @@ func parseSecretFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // ---- secret list ----
 
 func runSecretList(o *secretListOptions, cs callerState) int {
-	out := newOutput(o.Quiet, o.Verbose)
+	out := newPlainOutput(o.Quiet, o.Verbose, &secretListStageMessages)
 	home, err := stateHome(o.Home)
 	if err != nil {
 		out.failure("%v", err)
@@ -476,7 +476,6 @@ func runSecretList(o *secretListOptions, cs callerState) int {
 		return 1
 	}
 	watch := watchTermination(cs)
-	out.status("Asking the device for the list of secrets")
 	call, plaintext, err := callDevice(home, p, newMethodRequest(methodSecretList), watch, out)
 	if err != nil {
 		return reportCallError(err, "the secret list request was cancelled.", out)
@@ -506,10 +505,11 @@ func runSecretList(o *secretListOptions, cs callerState) int {
 // listedSecret is one secret in the output of `secret list`. A type this
 // client does not know is shown with its name, type and description only.
 type listedSecret struct {
-	Description string   `json:"description,omitempty"`
+	// Members in name order, as the reference's JSON map writes them.
+	Description *string  `json:"description"` // null when there is none, as the reference prints it
+	PublicKey   *string  `json:"public_key,omitempty"`
 	Type        string   `json:"type"`
 	Variables   []string `json:"variables,omitzero"`
-	PublicKey   *string  `json:"public_key,omitempty"`
 }
 
 // formatSecretList renders a checked list as indented JSON with the names
@@ -519,7 +519,11 @@ type listedSecret struct {
 func formatSecretList(r *secretListResponse) ([]byte, error) {
 	secrets := make(map[string]listedSecret, len(r.Secrets))
 	for _, s := range r.Secrets {
-		l := listedSecret{Description: s.Description, Type: s.Type}
+		l := listedSecret{Type: s.Type}
+		if s.HasDescription {
+			d := s.Description
+			l.Description = &d
+		}
 		switch s.Type {
 		case secretTypeEnvironment:
 			l.Variables = append([]string{}, s.Variables...)
@@ -543,7 +547,7 @@ func formatSecretList(r *secretListResponse) ([]byte, error) {
 // ---- secret upload ----
 
 func runSecretUpload(o *secretUploadOptions, cs callerState) int {
-	out := newOutput(o.Quiet, o.Verbose)
+	out := newPlainOutput(o.Quiet, o.Verbose, &secretUploadStageMessages)
 	home, err := stateHome(o.Home)
 	if err != nil {
 		out.failure("%v", err)
@@ -579,7 +583,6 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	default:
 	}
 
-	out.status("Sending secret %s to the device", printable(o.Name))
 	call, plaintext, err := callDevice(home, p, req, watch, out)
 	if err != nil {
 		return reportCallError(err, "the secret upload was cancelled, but the device may have received it.", out)
@@ -595,6 +598,8 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 		out.failure("the device rejected the secret upload: %s", printable(resp.Message))
 		return 1
 	}
-	out.status("The device received secret %s for review; approve it on the device before use.", printable(o.Name))
+	fmt.Printf("Secret upload %s delivered to the device.\n", quoted(o.Name))
+	fmt.Println("The secret isn't available until you approve the upload on the device.")
+	fmt.Println("Suggested action: Review the secret upload on the device.")
 	return 0
 }

@@ -500,10 +500,12 @@ func TestFormatSecretList(t *testing.T) {
 	want := `{
   "secrets": {
     "alpha": {
-      "type": "ssh",
-      "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEx"
+      "description": null,
+      "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEx",
+      "type": "ssh"
     },
     "mid": {
+      "description": null,
       "type": "environment",
       "variables": []
     },

@@ -485,7 +485,9 @@ func (w *world) pair() string {
 	return w.pairingFile()["client_id"].(string)
 }
 
-var sasLine = regexp.MustCompile(`(?m)^Verification code: ([0-9]{4} [0-9]{4} [0-9]{4})$`)
+// sasLine finds the code where the reference client prints it: alone on
+// the line after "Verification code:".
+var sasLine = regexp.MustCompile(`(?m)^Verification code:\n([0-9]{4} [0-9]{4} [0-9]{4})$`)
 
 // pairingFile reads pairing.json as a generic object.
 func (w *world) pairingFile() map[string]any {

@@ -80,7 +80,7 @@ func TestPairingWithVerificationCode(t *testing.T) {
 	if st["pending"] != true || clientID == rejected {
 		t.Fatalf("pairing.json after start: pending=%v client_id=%s (rejected one %s)", st["pending"], clientID, rejected)
 	}
-	if r := w.agentknock("pairing", "status"); r.code != 0 || !strings.Contains(r.stdout, "pairing: pending") {
+	if r := w.agentknock("pairing", "status"); r.code != 0 || !strings.HasPrefix(r.stdout, "Pairing status: waiting for confirmation.\n") {
 		t.Fatalf("pairing status while pending: %s", r)
 	}
 	finish := w.startAgentknock(runOpts{}, "pairing", "finish")
@@ -91,8 +91,8 @@ func TestPairingWithVerificationCode(t *testing.T) {
 	if r := finish.wait(); r.code != 0 {
 		t.Fatalf("pairing finish: %s", r)
 	}
-	r = w.agentknock("pairing", "status")
-	if r.code != 0 || !strings.Contains(r.stdout, "pairing: active") || !strings.Contains(r.stdout, clientID) {
+	r = w.agentknock("pairing", "status", "--verbose")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "Pairing status: active.\n") || !strings.Contains(r.stdout, clientID) {
 		t.Fatalf("pairing status: %s", r)
 	}
 	if c := w.clients()[clientID]; c.State != "active" {

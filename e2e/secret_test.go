@@ -168,7 +168,7 @@ func TestSecretUpload(t *testing.T) {
 	}
 	for name, j := range jobs {
 		r := w.agentknockWith(j.opts, append([]string{"secret", "upload", name}, j.args...)...)
-		if r.code != 0 || !strings.Contains(r.stderr, "received secret "+name+" for review") {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "Secret upload \""+name+"\" delivered to the device.\n") {
 			t.Fatalf("secret upload %s: %s", name, r)
 		}
 	}
@@ -342,7 +342,7 @@ func (w *world) uploadFromPrompt(name, variable, value string) bool {
 		w.t.Fatal("the terminal's output never ended (deadlock guard)")
 	}
 	w.record(screen.String()) // the terminal counts as output: no echo
-	if code := statusOf(cmd.ProcessState); code != 0 || !strings.Contains(stderr.String(), "received secret "+name) {
+	if code := statusOf(cmd.ProcessState); code != 0 || !strings.HasPrefix(stdout.String(), "Secret upload \""+name+"\" delivered") {
 		w.t.Fatalf("secret upload --from-prompt: exit %d\n%s\nterminal:\n%q", code, stderr.String(), screen.String())
 	}
 	return true
