@@ -144,11 +144,17 @@ a terminal (use --from-prompt to type a value). Every value must be valid
 UTF-8 without NUL bytes. The whole upload, encrypted and encoded, must fit
 in one 256 KiB relay message, so values should stay well under 180 KiB.
 
-Dotenv files have one NAME=VALUE per line, optionally preceded by ` + "`export `" + `.
-Blank lines and lines starting with # are ignored. Unquoted values are
-trimmed, and a # after a space ends them. 'Single-quoted' values are taken
-literally. "Double-quoted" values understand \n, \r, \t, \", \\ and \$.
-Quoted values may span lines. Nothing is expanded.
+Dotenv files are read by the rules of the reference client's parser
+(dotenvy 0.15.7): one NAME=VALUE per line, optionally preceded by ` + "`export `" + `;
+spaces around "=" are allowed; blank lines and lines starting with # are
+ignored. Unquoted text ends at a space or tab, after which only a # comment
+may follow (a # with no space before it is part of the value). 'Single
+quotes' are literal. "Double quotes" understand \\, \', \", \$, "\ " and \n,
+and so does a backslash outside quotes. Quoted values may span lines.
+$NAME and ${NAME} are expanded outside single quotes: from Agentknock's own
+environment first, else from an earlier line of the same file, else to
+nothing. Without braces NAME is letters and digits only ("$A_B" is $A
+followed by "_B"); write \$ for a literal dollar sign.
 
 A key in a legacy PEM format (BEGIN RSA PRIVATE KEY, BEGIN PRIVATE KEY, ...)
 must be converted first with ` + "`ssh-keygen -p -f PATH`" + `, which rewrites it in

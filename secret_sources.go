@@ -87,7 +87,7 @@ func readUploadSecret(o *secretUploadOptions, in uploadInput) (uploadSecret, err
 			if err != nil {
 				return uploadSecret{}, err
 			}
-			entries, err := parseDotenv(sourceLabel(s.Path), data)
+			entries, err := parseDotenv(sourceLabel(s.Path), data, in.lookupEnv)
 			if err != nil {
 				return uploadSecret{}, err
 			}

@@ -19,8 +19,20 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
+// noEnv is an empty environment for substitution.
+func noEnv(string) (string, bool) { return "", false }
+
+// TestParseDotenv is the table of dotenvy 0.15.7's behaviour (the crate the
+// reference client reads --from-env-file with): each expected value follows
+// dotenvy's documentation and its own tests (tests/test-variable-
+// substitution.rs, the parse.rs unit tests), so a file uploads the same
+// values from either client.
 func TestParseDotenv(t *testing.T) {
 	type kv = [2]string
+	env := func(name string) (string, bool) {
+		v, ok := map[string]string{"KEY": "value", "KEY1": "value1", "HOME": "/home/me"}[name]
+		return v, ok
+	}
 	cases := []struct {
 		name string
 		in   string
@@ -28,26 +40,48 @@ func TestParseDotenv(t *testing.T) {
 	}{
 		{"plain", "A=1\nB=two\n", []kv{{"A", "1"}, {"B", "two"}}},
 		{"blank lines and comments", "\n# comment\n   # indented comment\n\nA=1\n\n", []kv{{"A", "1"}}},
-		{"export prefix", "export A=1\nexport\tB=2\n", []kv{{"A", "1"}, {"B", "2"}}},
+		{"export prefix", "export A=1\nexport   SHELL_LOVER=1\n", []kv{{"A", "1"}, {"SHELL_LOVER", "1"}}},
 		{"a variable named export", "export=3\n", []kv{{"export", "3"}}},
-		{"unquoted values are trimmed", "A =   spaced value  \t\n", []kv{{"A", "spaced value"}}},
+		{"spaces around the equals sign", "A = x\nB= y\nC =z\n", []kv{{"A", "x"}, {"B", "y"}, {"C", "z"}}},
+		{"trailing spaces are dropped", "A=x  \t\n", []kv{{"A", "x"}}},
 		{"inline comment after a space", "A=value # note\nB=x\t#note\n", []kv{{"A", "value"}, {"B", "x"}}},
-		{"hash inside a value", "A=a#b\nB=#start\n", []kv{{"A", "a#b"}, {"B", "#start"}}},
-		{"only a comment", "A= # nothing\n", []kv{{"A", ""}}},
-		{"empty values", "A=\nB=''\nC=\"\"\n", []kv{{"A", ""}, {"B", ""}, {"C", ""}}},
-		{"single quotes are literal", `A='x\ny $Z "q" # not a comment'`, []kv{{"A", `x\ny $Z "q" # not a comment`}}},
-		{"double-quote escapes", `A="l1\nl2\t\"q\" \\ \$HOME \r"`, []kv{{"A", "l1\nl2\t\"q\" \\ $HOME \r"}}},
-		{"comment after the closing quote", `A="v" # c` + "\nB='w'  \n", []kv{{"A", "v"}, {"B", "w"}}},
+		{"hash inside a value, a value starting with hash is a comment", "A=a#b\nB=#start\n", []kv{{"A", "a#b"}, {"B", ""}}},
+		{"empty values", "A=\nB=''\nC=\"\"\nD=     \nE=   # foo\n", []kv{{"A", ""}, {"B", ""}, {"C", ""}, {"D", ""}, {"E", ""}}},
+		{"single quotes are literal", `A='x\ny $KEY ${KEY} "q" # not a comment'`, []kv{{"A", `x\ny $KEY ${KEY} "q" # not a comment`}}},
+		{"quoted spaces", "A='fo ur'\nB=\"fi ve\"\n", []kv{{"A", "fo ur"}, {"B", "fi ve"}}},
+		{"escaped space unquoted", `A=s\ ix` + "\n" + `B=my\ cool\ value`, []kv{{"A", "s ix"}, {"B", "my cool value"}}},
+		{"double-quote escapes", `A="awesome stuff \"mang\""` + "\n" + `B="l1\nl2 \\ \$KEY \' end"`, []kv{{"A", `awesome stuff "mang"`}, {"B", "l1\nl2 \\ $KEY ' end"}}},
+		{"pieces join", `A='sweet $\fgs'\''fds'` + "\n" + `B="'\"yay\\"\ "stuff"`, []kv{{"A", `sweet $\fgs'fds`}, {"B", `'"yay\ stuff`}}},
+		{"comment after the closing quote", `A="lol" #well you see` + "\nB='w'  \n", []kv{{"A", "lol"}, {"B", "w"}}},
 		{"quoted value over lines", "A=\"first\nsecond\"\nB='x\ny'\nC=3\n", []kv{{"A", "first\nsecond"}, {"B", "x\ny"}, {"C", "3"}}},
+		{"comment containing a quote", "# don't\nA=1\n", []kv{{"A", "1"}}},
 		{"CRLF line ends", "A=1\r\nB=\"2\"\r\n", []kv{{"A", "1"}, {"B", "2"}}},
-		{"byte order mark", "\ufeffA=1\n", []kv{{"A", "1"}}},
 		{"no final newline", "A=1", []kv{{"A", "1"}}},
 		{"equals in value", "A=b=c\n", []kv{{"A", "b=c"}}},
-		{"unicode value", "A=été ✓\n", []kv{{"A", "été ✓"}}},
+		{"unicode value", "A=été✓\n", []kv{{"A", "été✓"}}},
+		// Substitution (tests/test-variable-substitution.rs): the environment
+		// first, then earlier lines; a bare name is letters and digits only.
+		{"substitution table", "KEY1=new_value1\nKEY_U=$KEY+valueU\n" +
+			"STRONG='$ZZZ>>$KEY>>$KEY1>>${KEY}1>>$KEY_U>>${KEY_U}>>\\$KEY'\n" +
+			"WEAK=\"$ZZZ>>$KEY>>$KEY1>>${KEY}1>>$KEY_U>>${KEY_U}>>\\$KEY\"\n" +
+			"NONE=$ZZZ>>$KEY>>$KEY1>>${KEY}1>>$KEY_U>>${KEY_U}>>\\$KEY\n",
+			[]kv{{"KEY1", "new_value1"}, {"KEY_U", "value+valueU"},
+				{"STRONG", "$ZZZ>>$KEY>>$KEY1>>${KEY}1>>$KEY_U>>${KEY_U}>>\\$KEY"},
+				{"WEAK", ">>value>>value1>>value1>>value_U>>value+valueU>>$KEY"},
+				{"NONE", ">>value>>value1>>value1>>value_U>>value+valueU>>$KEY"}}},
+		{"braces in double quotes", "B=test\nC=\"${B}\"\n", []kv{{"B", "test"}, {"C", "test"}}},
+		{"undefined is empty", `A=">$NOPE<>${NOPE2}<"`, []kv{{"A", "><><"}}},
+		{"escaped dollar", `A=>\$KEY1<>\${KEY2}<` + "\n" + `B=">\$KEY1<>\${KEY2}<"`, []kv{{"A", ">$KEY1<>${KEY2}<"}, {"B", ">$KEY1<>${KEY2}<"}}},
+		{"same variable twice", "V=VALUE\nW=$V$V\n", []kv{{"V", "VALUE"}, {"W", "VALUEVALUE"}}},
+		{"only earlier lines", "X=${Y}+X_VALUE\nY=${X}+Y_VALUE\n", []kv{{"X", "+X_VALUE"}, {"Y", "+X_VALUE+Y_VALUE"}}},
+		{"bare name ends at separators", "U=test_user\nU_1=test_user_with_separator\nA=\">$U_1<>$U}<>$U{<\"\n",
+			[]kv{{"U", "test_user"}, {"U_1", "test_user_with_separator"}, {"A", ">test_user_1<>test_user}<>test_user{<"}}},
+		{"environment overrides the file", "KEY=file\nA=\">${KEY}<\"\nHOMEDIR=$HOME/x\n", []kv{{"KEY", "file"}, {"A", ">value<"}, {"HOMEDIR", "/home/me/x"}}},
+		{"a lone dollar disappears", "A=pa$$word\nB=cost$-5\n", []kv{{"A", "pa"}, {"B", "cost-5"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			entries, err := parseDotenv(`".env"`, []byte(c.in))
+			entries, err := parseDotenv(`".env"`, []byte(c.in), env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +97,7 @@ func TestParseDotenv(t *testing.T) {
 }
 
 func TestParseDotenvLineNumbers(t *testing.T) {
-	entries, err := parseDotenv("f", []byte("# c\n\nA=1\nB=\"x\ny\"\nC=3\n"))
+	entries, err := parseDotenv("f", []byte("# c\n\nA=1\nB=\"x\ny\"\nC=3\n"), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +110,9 @@ func TestParseDotenvLineNumbers(t *testing.T) {
 	}
 }
 
-// TestParseDotenvMalformed checks the line number in each error and that
-// neither the value nor the text of the line appears in it: the secret
-// "hunter2" is on every malformed line.
+// TestParseDotenvMalformed: what dotenvy rejects is rejected, with the line
+// number in the error and neither the value nor the text of the line: the
+// secret "hunter2" is on every malformed line.
 func TestParseDotenvMalformed(t *testing.T) {
 	const secret = "hunter2"
 	cases := []struct {
@@ -89,18 +123,22 @@ func TestParseDotenvMalformed(t *testing.T) {
 		{"no equals sign", "A=1\nhunter2\n", 2},
 		{"bad name", "A=1\n\n9hunter2=x\n", 3},
 		{"name with a space", "MY hunter2=x\n", 1},
+		{"name with a dot", "A.hunter2=x\n", 1},
 		{"empty name", "=hunter2\n", 1},
+		{"unquoted space", "A=my hunter2 value\n", 1},
 		{"unterminated double quote", "A=1\nB=\"hunter2\nC=2\n", 2},
 		{"unterminated single quote", "B='hunter2\n", 1},
-		{"text after the closing quote", "A=\"hunter2\"tail\n", 1},
+		{"unterminated braces", "A=>${hunter2{<\n", 1},
+		{"a bare name before the closing quote", "A=\"$hunter2\"\n", 1},
 		{"unknown escape", `A="hunter2\q"`, 1},
+		{"tab escape", `A="hunter2\t"`, 1},
 		{"backslash at line end", "A=\"hunter2\\\n\"", 1},
 		{"invalid UTF-8", "A=1\nB=hunter2\xff\n", 2},
 		{"invalid UTF-8 inside quotes", "A=\"hunter2\n\xff\"\n", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parseDotenv(`"secrets.env"`, []byte(c.in))
+			_, err := parseDotenv(`"secrets.env"`, []byte(c.in), noEnv)
 			if err == nil {
 				t.Fatal("accepted")
 			}
