@@ -74,3 +74,14 @@ func macOSVersionText(productVersion string) string {
 	}
 	return "macOS " + v
 }
+
+// hostInfo is what the pairing metadata tells the device about this host
+// (client-device protocol, "Initial pairing"); an empty member is left out.
+// pairingHost (context_linux.go, context_darwin.go) takes each from the
+// same source as the reference client, so the device shows the same client
+// whichever of the two paired.
+type hostInfo struct {
+	Hostname  string
+	MachineID string
+	OSVersion string
+}

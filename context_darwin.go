@@ -9,6 +9,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,12 +29,11 @@ func parentPID(pid int) (int, error) {
 	return int(kp.Eproc.Ppid), nil
 }
 
-// osVersion is the product version users know ("macOS 15.1"), not the
-// Darwin kernel release that uname reports (24.1.0).
-func osVersion() string {
-	v, err := unix.Sysctl("kern.osproductversion")
-	if err != nil {
-		return ""
-	}
-	return macOSVersionText(v)
+// pairingHost is the host's pairing metadata as the reference client sends
+// it on macOS: kern.hostname, no machine id, and the product version users
+// know ("macOS 15.1", not the Darwin kernel release that uname reports).
+func pairingHost() hostInfo {
+	h, _ := unix.Sysctl("kern.hostname")
+	v, _ := unix.Sysctl("kern.osproductversion")
+	return hostInfo{Hostname: strings.TrimSpace(h), OSVersion: macOSVersionText(v)}
 }

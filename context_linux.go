@@ -1,5 +1,6 @@
 // Linux approval context: launcher executables from /proc
-// (command-execution.md, "Approval context").
+// (command-execution.md, "Approval context"); the host's pairing metadata
+// from /etc.
 package main
 
 import (
@@ -7,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,11 +39,29 @@ func parentPID(pid int) (int, error) {
 	return 0, os.ErrNotExist
 }
 
-// osVersion is the kernel release uname reports.
-func osVersion() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return ""
+// pairingHost reads the files the reference client reads: /etc/hostname,
+// /etc/machine-id (sent as it is, trimmed, not hashed; no D-Bus fallback)
+// and PRETTY_NAME of /etc/os-release.
+func pairingHost() hostInfo {
+	return hostInfoFrom("/etc")
+}
+
+// hostInfoFrom reads the three files under etc (a test gives a directory
+// of its own).
+func hostInfoFrom(etc string) hostInfo {
+	read := func(name string) string {
+		b, err := os.ReadFile(etc + "/" + name)
+		if err != nil || !utf8.Valid(b) {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
 	}
-	return strings.TrimRight(string(u.Release[:]), "\x00")
+	h := hostInfo{Hostname: read("hostname"), MachineID: read("machine-id")}
+	for line := range strings.SplitSeq(read("os-release"), "\n") {
+		if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+			h.OSVersion = strings.Trim(v, `"`)
+			break
+		}
+	}
+	return h
 }

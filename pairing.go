@@ -180,7 +180,8 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 	if err != nil {
 		return fmt.Errorf("the device's pairing response is invalid: %v", err)
 	}
-	metadata, err := json.Marshal(newPairingMetadata(hostName(), "", osVersion()))
+	host := pairingHost()
+	metadata, err := json.Marshal(newPairingMetadata(host.Hostname, host.MachineID, host.OSVersion))
 	if err != nil {
 		return err
 	}
@@ -406,9 +407,4 @@ func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" |
 func reportUsageFor(command string, err error) int {
 	fmt.Fprintf(os.Stderr, "error: %v\n\nFor more information, try 'agentknock %s --help'.\n", err, command)
 	return 2
-}
-
-func hostName() string {
-	h, _ := os.Hostname()
-	return h
 }
