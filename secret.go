@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 const secretUsageText = `agentknock secret: list the paired device's secrets, or upload one for review.
@@ -98,7 +99,8 @@ unavailable until you approve the upload on the device, and Agentknock does
 not wait for that decision. Values and keys are never printed. Options may
 come before or after NAME.
 
-NAME is the secret's name (not empty, no comma). A new secret is created
+NAME is the secret's name (not empty, no comma, no whitespace at either
+end). A new secret is created
 unless --update or --replace is given; you can still rename it when you
 approve it on the device. With --update or --replace, NAME is the exact name
 of an existing secret.
@@ -130,7 +132,8 @@ at most once; names are letters, digits and _, not starting with a digit):
   --from-prompt NAME     Ask for the value on the terminal, without echo.
 
 SSH-key source (cannot be combined with the sources above):
-  --from-ssh-key PATH    An Ed25519 or RSA private key in OpenSSH format; -
+  --from-ssh-key PATH    An Ed25519 or RSA (2048 to 16384 bits) private key
+                         in OpenSSH format; -
                          reads standard input. It is sent without its
                          passphrase (inside the encrypted request), with its
                          comment.
@@ -365,6 +368,9 @@ func parseSecretUploadArgs(args []string) (*secretUploadOptions, error) {
 	if err := checkSecretName(o.Name); err != nil {
 		return nil, err
 	}
+	if o.Name != strings.TrimFunc(o.Name, unicode.IsSpace) {
+		return nil, usagef("secret name %q begins or ends with whitespace, which the device rejects", o.Name)
+	}
 	if descriptions > 1 {
 		return nil, usagef("--description is given more than once")
 	}
@@ -573,6 +579,9 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 		if errors.As(err, &intr) {
 			out.failure("%v; nothing was uploaded.", err)
 			return exitStatusFor(intr.sig)
+		}
+		if errors.As(err, new(*usageError)) {
+			return reportSecretUsage(err)
 		}
 		out.failure("cannot prepare the secret upload: %v", err)
 		return 1

@@ -88,8 +88,16 @@ func convertSSHPrivateKey(k sshKeyInput) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s is not a valid OpenSSH private key", k.Label)
 	}
+	// The device rejects other kinds and sizes (the Android app's rules
+	// for a SecretUpload); a usage error says so before anything is sent.
 	if info.KeyType != ssh.KeyAlgoED25519 && info.KeyType != ssh.KeyAlgoRSA {
-		return "", fmt.Errorf("%s holds a %s key; only Ed25519 and RSA keys can be uploaded", k.Label, printable(info.KeyType))
+		return "", usagef("%s holds a %s key; only Ed25519 and RSA keys can be uploaded", k.Label, printable(info.KeyType))
+	}
+	if info.KeyType == ssh.KeyAlgoRSA {
+		bits := rsaPublicKeyBits(info.PublicKey)
+		if bits < minRSABits || bits > maxRSABits {
+			return "", usagef("%s holds a %d-bit RSA key; the device accepts RSA keys of %d to %d bits", k.Label, bits, minRSABits, maxRSABits)
+		}
 	}
 
 	var key any
@@ -224,4 +232,27 @@ func companionComment(path string, public ssh.PublicKey) string {
 		return ""
 	}
 	return comment
+}
+
+// The RSA key sizes a device accepts in a SecretUpload.
+const (
+	minRSABits = 2048
+	maxRSABits = 16384
+)
+
+// rsaPublicKeyBits is the modulus size of an SSH wire-format RSA public key
+// (0 when it cannot be read).
+func rsaPublicKeyBits(wire []byte) int {
+	pub, err := ssh.ParsePublicKey(wire)
+	if err != nil {
+		return 0
+	}
+	cpk, ok := pub.(ssh.CryptoPublicKey)
+	if !ok {
+		return 0
+	}
+	if rk, ok := cpk.CryptoPublicKey().(*rsa.PublicKey); ok {
+		return rk.N.BitLen()
+	}
+	return 0
 }

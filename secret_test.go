@@ -571,3 +571,44 @@ func TestFormatSecretList(t *testing.T) {
 		t.Errorf("empty list: %q", got)
 	}
 }
+
+// What the device's app rejects in a SecretUpload is refused here first, as
+// a usage error (exit status 2): a key that is neither Ed25519 nor RSA of
+// 2048 to 16384 bits, and a name with surrounding whitespace.
+func TestUploadRejectsWhatTheDeviceRejects(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		ok   bool
+	}{
+		{"rsa1024", []string{"-t", "rsa", "-b", "1024", "-N", ""}, false},
+		{"ecdsa", []string{"-t", "ecdsa", "-N", ""}, false},
+		{"rsa2048", []string{"-t", "rsa", "-b", "2048", "-N", ""}, true},
+		{"ed25519", []string{"-t", "ed25519", "-N", ""}, true},
+	} {
+		path := sshKeygen(t, dir, c.name, c.args...)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = convertSSHPrivateKey(sshKeyInput{Data: data, Label: strconv.Quote(path), Path: path})
+		var ue *usageError
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case !c.ok && !errors.As(err, &ue):
+			t.Errorf("%s: error %v, want a usage error", c.name, err)
+		}
+	}
+	for _, name := range []string{" github", "github ", "git\thub\t", "\u00a0x"} {
+		_, err := parseSecretUploadArgs([]string{name, "--from-env", "A"})
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "whitespace") {
+			t.Errorf("name %q: %v", name, err)
+		}
+	}
+	if _, err := parseSecretUploadArgs([]string{"git hub", "--from-env", "A"}); err != nil {
+		t.Errorf("a name with an inner space: %v", err)
+	}
+}
