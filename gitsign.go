@@ -22,6 +22,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -187,75 +189,194 @@ func execSSHKeygen(dir string, args []string) int {
 }
 
 // repositoryContext collects advisory context with the Git that invoked the
-// helper: worktree, branch, and the paths the signed commit changes against
-// its first parent (from the tree and parent the payload names, never the
-// index or worktree). Failures leave parts out; they never stop signing.
+// helper, by the reference client's rules: worktree, branch, a sanitized
+// remote, and the paths the signed commit changes against its first parent
+// (from the tree and parent the payload names, never the index or
+// worktree). Text that cannot be shown safely (control characters, not
+// UTF-8) is left out; one such changed path leaves the whole list out and
+// keeps only the count. Failures never stop signing.
 func repositoryContext(payload []byte) *gitRepositoryContext {
-	git := func(args ...string) (string, bool) {
-		out, err := exec.Command("git", args...).Output()
-		return strings.TrimSpace(string(out)), err == nil
+	raw := func(args ...string) ([]byte, bool) {
+		cmd := exec.Command("git", args...)
+		// Reading only: no fetch of missing objects, no replacements, no
+		// lock files taken for the index.
+		cmd.Env = append(os.Environ(), "GIT_NO_LAZY_FETCH=1", "GIT_NO_REPLACE_OBJECTS=1", "GIT_OPTIONAL_LOCKS=0")
+		out, err := cmd.Output()
+		return out, err == nil
 	}
-	ctx := &gitRepositoryContext{}
-	if top, ok := git("rev-parse", "--show-toplevel"); ok {
-		ctx.Worktree = top
-	} else {
-		return nil
-	}
-	if branch, ok := git("symbolic-ref", "--short", "-q", "HEAD"); ok && branch != "" {
-		ctx.Head = &gitHeadContext{Type: "BRANCH", Name: branch}
-		if up, ok := git("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"); ok && up != "" {
-			ctx.Head.Upstream = up
+	text := func(args ...string) string {
+		out, ok := raw(args...)
+		if !ok {
+			return ""
 		}
-	} else {
+		s := strings.TrimRight(string(out), "\r\n")
+		if !safeContextText(s) {
+			return ""
+		}
+		return s
+	}
+	ctx := &gitRepositoryContext{Worktree: text("rev-parse", "--path-format=absolute", "--show-toplevel")}
+	if branch := text("symbolic-ref", "--quiet", "--short", "HEAD"); branch != "" {
+		ctx.Head = &gitHeadContext{Type: "BRANCH", Name: branch,
+			Upstream: text("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")}
+	} else if _, ok := raw("rev-parse", "--verify", "HEAD"); ok {
 		ctx.Head = &gitHeadContext{Type: "DETACHED"}
 	}
-	tree, parent := commitTreeAndParent(payload)
-	if tree == "" {
-		return ctx
-	}
-	if parent == "" {
-		// A root commit: compare with the empty tree of this repository's
-		// hash algorithm.
-		empty, ok := git("hash-object", "-t", "tree", "/dev/null")
-		if !ok {
-			return ctx
-		}
-		parent = empty
-	}
-	out, ok := git("diff-tree", "-r", "--no-renames", "--name-status", parent, tree)
-	if !ok {
-		return ctx
-	}
-	paths := []gitChangedPath{}
-	for _, line := range strings.Split(out, "\n") {
-		status, path, found := strings.Cut(line, "\t")
-		if !found {
-			continue
-		}
-		kind := map[string]string{"A": "ADDED", "D": "DELETED", "M": "MODIFIED", "T": "TYPE_CHANGED"}[status]
-		if kind != "" {
-			paths = append(paths, gitChangedPath{Status: kind, Path: path})
+	remote := ""
+	if ctx.Head != nil && ctx.Head.Type == "BRANCH" {
+		if r := text("for-each-ref", "--format=%(upstream:remotename)", "refs/heads/"+ctx.Head.Name); r != "." {
+			remote = r
 		}
 	}
-	n := len(paths)
-	ctx.ChangedPathCount = &n
-	if n <= maxListedChangedPaths {
-		ctx.ChangedPaths = paths
+	if remote == "" {
+		remote = text("remote") // one remote only: several are a multi-line text
+	}
+	if remote != "" {
+		ctx.Remote = sanitizeRemote(text("remote", "get-url", "--", remote))
+	}
+	if tree, parent := commitTreeAndParent(payload); tree != "" {
+		if parent == "" {
+			// A root commit: compare with the empty tree of this
+			// repository's hash algorithm.
+			parent = text("hash-object", "-t", "tree", "/dev/null")
+		}
+		if parent != "" {
+			if out, ok := raw("diff-tree", "--no-commit-id", "--name-status", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", parent, tree); ok {
+				ctx.ChangedPathCount, ctx.ChangedPaths = parseChangedPaths(out)
+			}
+		}
+	}
+	if ctx.Worktree == "" && ctx.Head == nil && ctx.Remote == "" && ctx.ChangedPathCount == nil {
+		return nil
 	}
 	return ctx
 }
 
-// commitTreeAndParent reads the header of a commit payload.
+// parseChangedPaths reads `git diff-tree -z --name-status` output. The list
+// is complete or absent: more than maxListedChangedPaths entries, a status
+// other than A, D, M or T, or a path that is not safe text leave it out.
+func parseChangedPaths(out []byte) (*int, []gitChangedPath) {
+	fields := strings.Split(string(out), "\x00")
+	count := 0
+	paths := []gitChangedPath{}
+	for i := 0; ; i += 2 {
+		if i >= len(fields) {
+			return nil, nil // truncated output
+		}
+		if fields[i] == "" {
+			if i+1 != len(fields) {
+				return nil, nil
+			}
+			return &count, paths
+		}
+		if i+1 >= len(fields) {
+			return nil, nil
+		}
+		count++
+		kind := map[string]string{"A": "ADDED", "D": "DELETED", "M": "MODIFIED", "T": "TYPE_CHANGED"}[fields[i]]
+		path := fields[i+1]
+		if count > maxListedChangedPaths || kind == "" || !safeContextText(path) {
+			paths = nil
+			continue
+		}
+		if paths != nil {
+			paths = append(paths, gitChangedPath{Status: kind, Path: path})
+		}
+	}
+}
+
+// safeContextText is text the device can show on one line as it is.
+func safeContextText(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// sanitizeRemote reduces a remote URL to host/path: no user, password,
+// port-less transport details, query or ".git"; "" for local paths, other
+// transports and anything unsafe. An scp-style remote (user@host:path) is
+// split at the first colon, so an "@" in its path stays in the path.
+func sanitizeRemote(url string) string {
+	if !safeContextText(url) {
+		return ""
+	}
+	if scheme, rest, ok := strings.Cut(url, "://"); ok {
+		switch scheme {
+		case "git", "http", "https", "ssh":
+		default:
+			return ""
+		}
+		rest, _, _ = strings.Cut(rest, "?")
+		rest, _, _ = strings.Cut(rest, "#")
+		authority, path, ok := strings.Cut(rest, "/")
+		if !ok {
+			return ""
+		}
+		if at := strings.LastIndex(authority, "@"); at >= 0 {
+			authority = authority[at+1:]
+		}
+		return repositoryIdentity(authority, path)
+	}
+	var sep int
+	if strings.HasPrefix(url, "[") || strings.Contains(url, "@[") {
+		sep = strings.Index(url, "]:")
+		if sep < 0 {
+			return ""
+		}
+		sep++
+	} else if sep = strings.Index(url, ":"); sep < 0 {
+		return ""
+	}
+	if strings.HasPrefix(url[sep+1:], ":") {
+		return "" // ext::command and the like
+	}
+	host := url[:sep]
+	if at := strings.LastIndex(host, "@"); at >= 0 {
+		host = host[at+1:]
+	}
+	return repositoryIdentity(host, url[sep+1:])
+}
+
+func repositoryIdentity(host, path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	path, _, _ = strings.Cut(path, "#")
+	path = strings.Trim(path, "/")
+	path = strings.TrimSuffix(path, ".git")
+	if !safeContextText(host) || !safeContextText(path) {
+		return ""
+	}
+	return host + "/" + path
+}
+
+// commitTreeAndParent reads the header of a commit payload: its tree and
+// first parent, each a full object id (40 or 64 hex digits), else "".
 func commitTreeAndParent(payload []byte) (tree, parent string) {
+	objectID := func(v string) string {
+		if len(v) != 40 && len(v) != 64 || strings.Trim(v, "0123456789abcdefABCDEF") != "" {
+			return ""
+		}
+		return v
+	}
+	trees := 0
 	for _, line := range strings.Split(string(payload), "\n") {
 		if line == "" {
 			break
 		}
 		if v, ok := strings.CutPrefix(line, "tree "); ok {
-			tree = v
+			trees++
+			tree = objectID(v)
 		} else if v, ok := strings.CutPrefix(line, "parent "); ok && parent == "" {
-			parent = v
+			parent = objectID(v)
 		}
+	}
+	if trees != 1 {
+		return "", ""
 	}
 	return tree, parent
 }
