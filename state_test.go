@@ -135,3 +135,160 @@ func TestPairingStartRefusesToReplaceAPairing(t *testing.T) {
 		}
 	}
 }
+
+// Pairing files byte for byte as the reference client writes them
+// (src/config.rs): a pending pairing in the order of its PendingPairingFile
+// struct; an active one and one with a rotation waiting for the device as
+// serde_json writes a map, members in name order; both pretty-printed with
+// a final newline. Its test home (tests/support/mod.rs, TestHome) writes
+// the same members.
+const (
+	refPendingPairing = `{
+  "pending": true,
+  "device_id": "01K2ENXDTW1P3XAR4J7V7C9D0H",
+  "client_id": "01K2EP16NWNAGJYF8J1Q2V6P3X",
+  "client_token": "JCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQ",
+  "client_psk": "QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkI=",
+  "device_key": "MzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzM=",
+  "rotated_at": 1700000000
+}
+`
+	refActivePairing = `{
+  "client_id": "01K2EP16NWNAGJYF8J1Q2V6P3X",
+  "client_psk": "QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkI=",
+  "client_token": "JCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQ",
+  "device_id": "01K2ENXDTW1P3XAR4J7V7C9D0H",
+  "device_key": "MzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzM=",
+  "rotated_at": 1700000000
+}
+`
+	refRotatingPairing = `{
+  "client_id": "01K2EP16NWNAGJYF8J1Q2V6P3X",
+  "client_psk": "d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3c=",
+  "client_token": "JCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQ",
+  "device_id": "01K2ENXDTW1P3XAR4J7V7C9D0H",
+  "device_key": "MzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzM=",
+  "rotated_at": 1700086400,
+  "rotation_key": "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc="
+}
+`
+)
+
+// referenceAccepts applies the reference client's rules for reading a
+// pairing file (src/config.rs, Pairing and its deserializers): a JSON
+// object; canonical uppercase ULIDs; a canonical unpadded base64url client
+// token of 32 bytes; standard base64 client_psk of 32 bytes and device_key;
+// rotated_at an unsigned integer; pending, when present, a boolean;
+// rotation_key, when present, standard base64 of 32 bytes.
+func referenceAccepts(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, data)
+	}
+	str := func(name string) string {
+		s, ok := m[name].(string)
+		if !ok {
+			t.Fatalf("%s is not a string in\n%s", name, data)
+		}
+		return s
+	}
+	for _, id := range []string{"device_id", "client_id"} {
+		u, err := parseULID(str(id))
+		if err != nil || u.String() != str(id) {
+			t.Fatalf("%s %q is not a canonical ULID", id, str(id))
+		}
+	}
+	if tok, err := base64.RawURLEncoding.DecodeString(str("client_token")); err != nil || len(tok) != 32 || base64.RawURLEncoding.EncodeToString(tok) != str("client_token") {
+		t.Fatalf("client_token %q", str("client_token"))
+	}
+	if psk, err := base64.StdEncoding.Strict().DecodeString(str("client_psk")); err != nil || len(psk) != 32 {
+		t.Fatalf("client_psk %q", str("client_psk"))
+	}
+	if _, err := base64.StdEncoding.Strict().DecodeString(str("device_key")); err != nil {
+		t.Fatalf("device_key %q", str("device_key"))
+	}
+	if n, ok := m["rotated_at"].(json.Number); !ok || strings.ContainsAny(n.String(), "-.eE") {
+		t.Fatalf("rotated_at %v", m["rotated_at"])
+	}
+	if v, ok := m["pending"]; ok {
+		if _, ok := v.(bool); !ok {
+			t.Fatalf("pending %v", v)
+		}
+	}
+	if _, ok := m["rotation_key"]; ok {
+		if k, err := base64.StdEncoding.Strict().DecodeString(str("rotation_key")); err != nil || len(k) != 32 {
+			t.Fatalf("rotation_key %q", str("rotation_key"))
+		}
+	}
+	return m
+}
+
+// The round trip both ways: files the reference wrote are read here with
+// the same meaning, and what this client writes back is what the reference
+// reads; where the reference would write the same state, the bytes are the
+// same.
+func TestPairingFileRoundTripWithTheReference(t *testing.T) {
+	cases := []struct {
+		name, text   string
+		pending      bool
+		rotationKey  bool
+		sameBytesOut bool
+	}{
+		{"pending", refPendingPairing, true, false, false},
+		{"active", refActivePairing, false, false, true},
+		{"rotation pending", refRotatingPairing, false, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			writeTestPairing(t, home, c.text, 0o600)
+			p, err := readPairingFile(home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Pending != c.pending || (p.RotationKey != "") != c.rotationKey || p.ClientID.String() != "01K2EP16NWNAGJYF8J1Q2V6P3X" ||
+				p.ClientToken != base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{0x24}, 32)) {
+				t.Fatalf("read %+v", p)
+			}
+			s, err := lockStateDir(home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.writePairing(p); err != nil {
+				t.Fatal(err)
+			}
+			if c.pending {
+				// pairing finish: the reference removes "pending" and
+				// writes the rest as a map.
+				p.Pending = false
+				if err := s.writePairing(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.unlock()
+			data, err := os.ReadFile(filepath.Join(home, pairingFileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := referenceAccepts(t, data)
+			if _, ok := m["pending"]; ok {
+				t.Errorf("pending kept after finish:\n%s", data)
+			}
+			want := c.text
+			if c.pending {
+				want = refActivePairing
+			}
+			if c.sameBytesOut || c.pending {
+				if string(data) != want {
+					t.Errorf("wrote\n%s\nthe reference writes\n%s", data, want)
+				}
+			}
+			if st, _ := os.Stat(filepath.Join(home, pairingFileName)); st.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v", st.Mode())
+			}
+		})
+	}
+}
