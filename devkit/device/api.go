@@ -82,6 +82,7 @@ type Approval struct {
 type PairingDetails struct {
 	SAS          string
 	Hostname     string
+	MachineID    string
 	Platform     string
 	Architecture string
 	OSVersion    string

@@ -204,7 +204,7 @@ func (d *Device) decidePairing(clientID string) {
 	}
 	details := &PairingDetails{SAS: p.SAS}
 	if m := p.Metadata; m != nil {
-		details.Hostname, details.OSVersion = m.Hostname, m.OSVersion
+		details.Hostname, details.MachineID, details.OSVersion = m.Hostname, m.MachineID, m.OSVersion
 		if m.Platform != nil {
 			details.Platform = *m.Platform
 		}

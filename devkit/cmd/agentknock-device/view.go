@@ -31,6 +31,7 @@ type approvalView struct {
 
 type pairingView struct {
 	Hostname     string `json:"hostname,omitempty"`
+	MachineID    string `json:"machine_id,omitempty"`
 	Platform     string `json:"platform,omitempty"`
 	Architecture string `json:"architecture,omitempty"`
 	OSVersion    string `json:"os_version,omitempty"`
@@ -93,7 +94,7 @@ func viewOf(a *device.Approval) approvalView {
 	}
 	if p := a.Pairing; p != nil {
 		v.Pairing = &pairingView{
-			Hostname: p.Hostname, Platform: p.Platform, Architecture: p.Architecture,
+			Hostname: p.Hostname, MachineID: p.MachineID, Platform: p.Platform, Architecture: p.Architecture,
 			OSVersion: p.OSVersion, AppName: p.AppName, AppVersion: p.AppVersion,
 		}
 	}
