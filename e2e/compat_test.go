@@ -350,3 +350,70 @@ func TestCompatSecretListAndUpload(t *testing.T) {
 		t.Errorf("refused uploads on the device: %+v", left)
 	}
 }
+
+// Follows tests/run.rs signs_a_git_commit_with_an_ed25519_secret: the
+// repository context of the GitSign request (remote without credentials
+// as host/path, worktree, branch and upstream, the changed paths against
+// the first parent), here with a path that Git would C-quote without -z.
+func TestCompatGitSignRepositoryContext(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	key := deviceSSHKey(t, w, "signing", "ed25519")
+	w.startServe(`{"default":"deny","pairing":"approve","secrets":{"signing":"approve"},"operations":{"git-sign":"ask"}}`, "")
+	w.pair()
+	repo := gitRepo(t, w, key)
+	w.git(t, "-C", repo, "remote", "add", "origin", "https://user:token@example.com/agentknock/example.git")
+	os.WriteFile(filepath.Join(repo, "example.txt"), []byte("example\n"), 0o644)
+	w.git(t, "-C", repo, "add", "example.txt")
+	w.git(t, "-C", repo, "-c", "commit.gpgSign=false", "commit", "-q", "-m", "Base commit")
+	branch := strings.TrimSpace(w.git(t, "-C", repo, "symbolic-ref", "--short", "HEAD"))
+	w.git(t, "-C", repo, "update-ref", "refs/remotes/origin/"+branch, "HEAD")
+	w.git(t, "-C", repo, "branch", "--set-upstream-to=origin/"+branch, branch)
+	os.WriteFile(filepath.Join(repo, "example.txt"), []byte("changed\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "café.txt"), []byte("new\n"), 0o644)
+	w.git(t, "-C", repo, "add", "example.txt", "café.txt")
+
+	bg := w.startAgentknock(runOpts{}, "-s", "signing", "--", "git", "-C", repo, "commit", "-q", "-S", "-m", "Sign this exact change")
+	w.waitPending()
+	r := w.deviceOK("pending", "--json")
+	var items []struct {
+		ID      string `json:"id"`
+		GitSign *struct {
+			Repository json.RawMessage `json:"repository"`
+		} `json:"git_sign"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil || len(items) != 1 || items[0].GitSign == nil {
+		t.Fatalf("pending = %s (%v), want one git-sign", r.stdout, err)
+	}
+	var ctx struct {
+		Remote   string `json:"remote"`
+		Worktree string `json:"worktree"`
+		Head     struct {
+			Type     string `json:"type"`
+			Name     string `json:"name"`
+			Upstream string `json:"upstream"`
+		} `json:"head"`
+		ChangedPathCount int `json:"changed_path_count"`
+		ChangedPaths     []struct {
+			Status string `json:"status"`
+			Path   string `json:"path"`
+		} `json:"changed_paths"`
+	}
+	if err := json.Unmarshal(items[0].GitSign.Repository, &ctx); err != nil {
+		t.Fatalf("repository %s: %v", items[0].GitSign.Repository, err)
+	}
+	realRepo, _ := filepath.EvalSymlinks(repo)
+	paths := []string{}
+	for _, p := range ctx.ChangedPaths {
+		paths = append(paths, p.Status+" "+p.Path)
+	}
+	if ctx.Remote != "example.com/agentknock/example" || (ctx.Worktree != repo && ctx.Worktree != realRepo) ||
+		ctx.Head.Type != "BRANCH" || ctx.Head.Name != branch || ctx.Head.Upstream != "origin/"+branch ||
+		ctx.ChangedPathCount != 2 || !slices.Equal(paths, []string{"ADDED café.txt", "MODIFIED example.txt"}) {
+		t.Fatalf("repository context %s", items[0].GitSign.Repository)
+	}
+	w.deviceOK("approve", items[0].ID)
+	if r := bg.wait(); r.code != 0 {
+		t.Fatalf("signed commit: %s", r)
+	}
+}
