@@ -328,8 +328,8 @@ func TestCheckSecretListResponse(t *testing.T) {
 	}
 	want := []secretMetadata{
 		{Name: "card", Type: "credit-card"},
-		{Name: "github", Description: "GitHub API access", Type: "environment", Variables: []string{"GH_TOKEN", "GH_HOST"}},
-		{Name: "release-signing", Description: "Release signing key", Type: "ssh", PublicKey: "ssh-ed25519 AAAAC3 x"},
+		{Name: "github", Description: "GitHub API access", HasDescription: true, Type: "environment", Variables: []string{"GH_TOKEN", "GH_HOST"}},
+		{Name: "release-signing", Description: "Release signing key", HasDescription: true, Type: "ssh", PublicKey: "ssh-ed25519 AAAAC3 x"},
 	}
 	if r.Outcome != outcomeApproved || !reflect.DeepEqual(r.Secrets, want) {
 		t.Errorf("list %+v", r.Secrets)
