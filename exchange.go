@@ -226,7 +226,7 @@ func reportCallError(err error, cancelled string, out *output) int {
 func describeRelayError(err error) error {
 	switch {
 	case errors.Is(err, errClientInactive):
-		return fmt.Errorf("the relay says this client is not active (the pairing was removed or suspended on the device): %v", err)
+		return fmt.Errorf("the relay reports that this paired client is inactive (the pairing was removed or suspended on the device): %v", err)
 	case errors.Is(err, errRelayUnavailable):
 		return fmt.Errorf("the relay could not be reached: %v", err)
 	}
@@ -238,13 +238,15 @@ func describeRelayError(err error) error {
 func activePairing(home string, out *output) (*pairingState, error) {
 	p, err := readPairingFile(home)
 	if errors.Is(err, errNoPairing) {
-		return nil, fmt.Errorf("this client is not paired with a device; run `agentknock pairing start ADDRESS` first")
+		//lint:ignore ST1005 the reference client's wording, which its tests and scripts look for
+		return nil, fmt.Errorf("Agentknock isn't paired with a device; run `agentknock pairing start ADDRESS` first")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if p.Pending {
-		return nil, fmt.Errorf("the pairing is waiting for confirmation; run `agentknock pairing finish` after approving it on the device")
+		//lint:ignore ST1005 the reference client's wording
+		return nil, fmt.Errorf("Pairing is waiting for confirmation; run `agentknock pairing finish` after approving it on the device")
 	}
 	if p.RotationKey == "" && time.Since(time.Unix(int64(p.RotatedAt), 0)) > pskRotationInterval {
 		if rotated, err := rotatePSK(home, p.ClientID); err != nil {

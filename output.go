@@ -53,13 +53,6 @@ func (o *output) print(format string, args ...any) {
 	}
 }
 
-// status is a stage message, hidden by --quiet.
-func (o *output) status(format string, args ...any) {
-	if !o.quiet {
-		o.print(format, args...)
-	}
-}
-
 // detail is shown only with --verbose.
 func (o *output) detail(format string, args ...any) {
 	if o.verbose {

@@ -458,7 +458,7 @@ func checkUploadSources(o *secretUploadOptions, sshKeys []string) error {
 		seen[s.Name] = true
 	}
 	if stdinUsers > 1 {
-		return usagef("only one source can read standard input (-)")
+		return usagef("only one secret source can read from standard input (-)")
 	}
 	return nil
 }
@@ -610,7 +610,7 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	}
 	call.finish(newSecretUploadCompletion(resp), out)
 	if resp.Outcome == outcomeDenied {
-		out.failure("the device rejected the secret upload: %s", printable(resp.Message))
+		out.failure("The device rejected the secret upload: %s", printable(resp.Message))
 		return 1
 	}
 	fmt.Printf("Secret upload %s delivered to the device.\n", quoted(o.Name))

@@ -42,7 +42,7 @@ type dotenvEntry struct {
 func parseDotenv(source string, data []byte, lookupEnv func(string) (string, bool)) ([]dotenvEntry, error) {
 	text := strings.TrimPrefix(string(data), "\ufeff")
 	fail := func(line int, err error) error {
-		return fmt.Errorf("%s, line %d: %v", source, line, err)
+		return fmt.Errorf("environment file %s isn't valid: line %d: %v", source, line, err)
 	}
 	known := map[string]string{} // earlier values, for substitution
 	var entries []dotenvEntry

@@ -78,7 +78,7 @@ func TestSecretUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"upload", "x", "--from-file", "A=-", "--from-env-file", "-"}, "only one source can read standard input"},
+		{[]string{"upload", "x", "--from-file", "A=-", "--from-env-file", "-"}, "only one secret source can read from standard input"},
 		{[]string{"upload", "x", "--from-ssh-key", "-", "--from-file", "A=-"}, "--from-ssh-key cannot be combined"},
 		{[]string{"upload", "x", "--from-ssh-key", "k", "--from-env", "A"}, "--from-ssh-key cannot be combined"},
 		{[]string{"upload", "x", "--from-env", "A", "--from-file", "A=f"}, "variable A is given by more than one source"},
@@ -137,7 +137,7 @@ func TestSecretNeedsActivePairing(t *testing.T) {
 	home := t.TempDir()
 	for _, args := range [][]string{{"list"}, {"upload", "x", "--from-env", "HOME"}} {
 		r := runSecret(t, secretCmd(append(args, "--agentknock-home", home)...))
-		if r.code != 1 || !strings.HasPrefix(r.stderr, "this client is not paired") {
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "Agentknock isn't paired") {
 			t.Errorf("%q: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}
@@ -440,7 +440,7 @@ func TestSecretUploadRefusals(t *testing.T) {
 		name, response, stderr, result, reason string
 		message                                string // the completion's, when not ""
 	}{
-		{"rejected", `{"result":"REJECTED","message":"name taken \u001b]0;x\u0007"}`, `the device rejected the secret upload: name taken \x1b]0;x\x07`, resultRejected, "", "name taken \x1b]0;x\x07"},
+		{"rejected", `{"result":"REJECTED","message":"name taken \u001b]0;x\u0007"}`, `The device rejected the secret upload: name taken \x1b]0;x\x07`, resultRejected, "", "name taken \x1b]0;x\x07"},
 		{"device error", `{"error":"INVALID_REQUEST","message":"bad"}`, "secret upload: the device reported an error: INVALID_REQUEST: bad", resultAborted, abortClientError, ""},
 		{"invalid", `{"result":"STORED"}`, "secret upload: the device's response is invalid", resultAborted, abortInvalidResponse, ""},
 	}
@@ -482,7 +482,7 @@ func TestSecretUploadFailuresHideValues(t *testing.T) {
 	}{
 		{[]string{"--from-env", "V"}, "", "not active"},
 		{[]string{"--from-file", "V=" + write("v", value)}, "", "not active"},
-		{[]string{"--from-env-file", "-"}, "A=" + value + "\n" + value + "\n", "standard input, line 2: expected NAME=VALUE"},
+		{[]string{"--from-env-file", "-"}, "A=" + value + "\n" + value + "\n", "environment file standard input isn't valid: line 2: expected NAME=VALUE"},
 		{[]string{"--from-env-file", write("q.env", "A=\""+value+"\\x\"\n")}, "", "line 1: unsupported escape"},
 		{[]string{"--from-file", "V=" + write("nul", value+"\x00")}, "", "value of V contains a NUL byte"},
 		{[]string{"--from-env", "W"}, "", "environment variable W (--from-env) is not set"},

@@ -80,7 +80,7 @@ func convertSSHPrivateKey(k sshKeyInput) (string, error) {
 		if hint == "" {
 			hint = "FILE"
 		}
-		return "", fmt.Errorf("%s is in a legacy PEM format (%s); convert it first with: ssh-keygen -p -f %s (which rewrites the file in OpenSSH format)", k.Label, block.Type, hint)
+		return "", fmt.Errorf("%s uses legacy PEM format (%s), which Agentknock doesn't support. Suggested action: Convert the key in place with ssh-keygen -p -f <PATH> (here: ssh-keygen -p -f %s), then try again", k.Label, block.Type, hint)
 	default:
 		return "", fmt.Errorf("%s holds a %q PEM block, not an OpenSSH private key", k.Label, block.Type)
 	}
@@ -103,7 +103,7 @@ func convertSSHPrivateKey(k sshKeyInput) (string, error) {
 	var key any
 	if info.Encrypted {
 		if k.Passphrase == nil {
-			return "", fmt.Errorf("%s is protected by a passphrase; add --passphrase-prompt (or --passphrase-env VAR) so that Agentknock can decrypt it for the upload", k.Label)
+			return "", fmt.Errorf("%s is encrypted. Suggested action: Use --passphrase-prompt or --passphrase-env <NAME> so that Agentknock can decrypt it for the upload", k.Label)
 		}
 		passphrase, err := k.Passphrase()
 		if err != nil {

@@ -143,7 +143,7 @@ func TestParseDotenvMalformed(t *testing.T) {
 				t.Fatal("accepted")
 			}
 			msg := err.Error()
-			if !strings.HasPrefix(msg, `"secrets.env", line `+strconv.Itoa(c.line)+": ") {
+			if !strings.HasPrefix(msg, `environment file "secrets.env" isn't valid: line `+strconv.Itoa(c.line)+": ") {
 				t.Errorf("error %q does not name the file and line %d", msg, c.line)
 			}
 			if strings.Contains(msg, secret) || strings.Contains(msg, "hunter") {
@@ -195,7 +195,7 @@ func TestParseSecretUploadArgsErrors(t *testing.T) {
 		{[]string{"a,b", "--from-env", "A"}, "comma"},
 		{[]string{"x"}, "a source is required"},
 		{[]string{"x", "--from-env", "A", "--update", "--replace"}, "--update and --replace"},
-		{[]string{"x", "--from-file", "A=-", "--from-env-file", "-"}, "only one source can read standard input"},
+		{[]string{"x", "--from-file", "A=-", "--from-env-file", "-"}, "only one secret source can read from standard input"},
 		{[]string{"x", "--from-ssh-key", "-", "--passphrase-prompt", "--passphrase-env", "P"}, "cannot be used together"},
 		{[]string{"x", "--from-ssh-key", "k", "--from-env", "A"}, "cannot be combined"},
 		{[]string{"x", "--from-ssh-key", "k", "--from-ssh-key", "j"}, "more than once"},
@@ -454,7 +454,7 @@ func TestSSHKeyConversion(t *testing.T) {
 			t.Fatalf("ssh-keygen -m PEM wrote:\n%.40s", data)
 		}
 		_, err := convertFile(t, path, nil)
-		if err == nil || !strings.Contains(err.Error(), "convert it first with: ssh-keygen -p -f "+path) {
+		if err == nil || !strings.Contains(err.Error(), "uses legacy PEM format") || !strings.Contains(err.Error(), "ssh-keygen -p -f "+path) {
 			t.Fatalf("error %v", err)
 		}
 		// The hinted command does turn it into a key that converts.

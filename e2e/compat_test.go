@@ -349,6 +349,43 @@ func TestCompatSecretListAndUpload(t *testing.T) {
 	if left := w.uploads(); len(left) != 0 {
 		t.Errorf("refused uploads on the device: %+v", left)
 	}
+
+	// The messages the reference's tests look for (reports_when_no_pairing_
+	// exists, rejects_an_encrypted_ssh_private_key_without_a_passphrase_
+	// source, explains_how_to_convert_a_legacy_pem_ssh_private_key,
+	// rejects_multiple_standard_input_sources_before_connecting,
+	// does_not_print_a_secret_from_an_invalid_environment_file).
+	locked := filepath.Join(w.input, "locked")
+	legacy := filepath.Join(w.input, "legacy")
+	for _, args := range [][]string{
+		{"-q", "-t", "ed25519", "-N", "test passphrase", "-f", locked},
+		{"-q", "-t", "rsa", "-b", "2048", "-m", "PEM", "-N", "test passphrase", "-f", legacy},
+	} {
+		if out, err := exec.Command("ssh-keygen", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+	}
+	invalid := filepath.Join(w.input, "invalid.env")
+	os.WriteFile(invalid, []byte("TOKEN='do-not-print-this\n"), 0o600)
+	for _, c := range []struct {
+		opts runOpts
+		args []string
+		want []string
+	}{
+		{runOpts{}, []string{"--agentknock-home", filepath.Join(w.root, "unpaired"), "secret", "list"}, []string{"Agentknock isn't paired"}},
+		{runOpts{}, []string{"secret", "upload", "production-ssh", "--from-ssh-key", locked}, []string{"is encrypted", "Use --passphrase-prompt or --passphrase-env <NAME>"}},
+		{runOpts{env: []string{"SSH_KEY_PASSPHRASE=test passphrase"}}, []string{"secret", "upload", "production-ssh", "--from-ssh-key", legacy, "--passphrase-env", "SSH_KEY_PASSPHRASE"},
+			[]string{"uses legacy PEM format", "ssh-keygen -p -f <PATH>"}},
+		{runOpts{}, []string{"secret", "upload", "invalid", "--from-file", "TOKEN=-", "--from-env-file", "-"}, []string{"only one secret source can read from standard input"}},
+		{runOpts{}, []string{"secret", "upload", "invalid", "--from-env-file", invalid}, []string{"environment file", "isn't valid"}},
+	} {
+		r := w.agentknockWith(c.opts, c.args...)
+		for _, want := range c.want {
+			if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "do-not-print-this") || strings.Contains(r.stderr, "test passphrase") {
+				t.Errorf("%q: %s\nwant a failure that says %q", c.args, r, want)
+			}
+		}
+	}
 }
 
 // Follows tests/run.rs signs_a_git_commit_with_an_ed25519_secret: the

@@ -175,7 +175,7 @@ func TestPairingRemove(t *testing.T) {
 	}
 	marker := w.markerPath("ran")
 	r := w.agentknock("-s", "demo", "--", "touch", marker)
-	if r.code != 1 || !strings.Contains(r.stderr, "not paired") || exists(marker) {
+	if r.code != 1 || !strings.Contains(r.stderr, "Agentknock isn't paired") || exists(marker) {
 		t.Fatalf("run after pairing remove: %s", r)
 	}
 
