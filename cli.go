@@ -18,12 +18,17 @@ import (
 )
 
 // usageError is a command-line mistake: exit status 2 and a pointer to --help.
-type usageError struct{ msg string }
+// runUsage, when set, is printed as the reference client prints it for the
+// same mistake (a usage line and a pointer to `agentknock run --help`).
+type usageError struct {
+	msg      string
+	runUsage bool
+}
 
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
 // runOptions is the parsed `run` command line.
@@ -167,7 +172,7 @@ func parseRunArgs(args []string) (*runOptions, error) {
 			return nil, err
 		}
 		if seen[s] {
-			return nil, usagef("secret %q is given more than once", s)
+			return nil, &usageError{msg: fmt.Sprintf("secret %s was specified more than once", quoted(s)), runUsage: true}
 		}
 		seen[s] = true
 	}

@@ -19,7 +19,7 @@ func TestRunArgumentErrors(t *testing.T) {
 		{[]string{"-s", "a"}, "the command is missing"},
 		{[]string{"-s", "a", "--"}, "the command is missing after `--`"},
 		{[]string{"--", "ls"}, "at least one secret is required"},
-		{[]string{"-s", "a", "-s", "a", "--", "ls"}, `secret "a" is given more than once`},
+		{[]string{"-s", "a", "-s", "a", "--", "ls"}, `secret "a" was specified more than once`},
 		{[]string{"-s", "a,b", "--", "ls"}, `secret name "a,b" contains a comma`},
 		{[]string{"-s", "", "--", "ls"}, "a secret name cannot be empty"},
 		{[]string{"-s", "a", "--reason", "", "--", "ls"}, "the reason cannot be empty"},

@@ -14,7 +14,11 @@ import (
 // command does not run.
 type interrupted struct{ sig syscall.Signal }
 
-func (e *interrupted) Error() string { return "interrupted by " + signalName(e.sig) }
+// Error words it as the reference client does ("received a signal"), with
+// the signal named.
+func (e *interrupted) Error() string {
+	return "Agentknock received a signal (interrupted by " + signalName(e.sig) + ")"
+}
 
 // handOffSteps are one platform's primitives for the hand-off from the
 // approval wait to the command.

@@ -142,6 +142,11 @@ func agentknockMain(args []string) int {
 }
 
 func reportUsage(err error) int {
+	var ue *usageError
+	if errors.As(err, &ue) && ue.runUsage {
+		fmt.Fprintf(os.Stderr, "error: %v\n\nUsage: agentknock [run] -s <SECRET> [-s <SECRET> ...] -- <COMMAND> [ARGUMENT]...\n\nFor more information, run 'agentknock run --help'.\n", err)
+		return 2
+	}
 	fmt.Fprintf(os.Stderr, "error: %v\n\nFor more information, try 'agentknock --help'.\n", err)
 	return 2
 }

@@ -593,7 +593,7 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	}
 	select {
 	case sig := <-watch.ch:
-		out.failure("interrupted by %s; nothing was uploaded.", signalName(toSignal(sig)))
+		out.failure("%v; nothing was uploaded.", &interrupted{sig: toSignal(sig)})
 		return exitStatusFor(toSignal(sig))
 	default:
 	}

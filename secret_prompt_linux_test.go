@@ -212,7 +212,7 @@ func TestSecretPromptInterrupted(t *testing.T) {
 			if code := exitCode(t, cmd); code != 128+int(sig) {
 				t.Errorf("exit %d, want %d; stderr %q", code, 128+int(sig), stderr)
 			}
-			if !strings.Contains(stderr.String(), "interrupted by "+signalName(sig)+"; nothing was uploaded") {
+			if !strings.Contains(stderr.String(), "interrupted by "+signalName(sig)+"); nothing was uploaded") {
 				t.Errorf("stderr %q", stderr)
 			}
 			if p.lflag()&unix.ECHO == 0 {

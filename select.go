@@ -54,7 +54,7 @@ func retainWorkdir() (workdir, error) {
 	fd, err := unix.Open(".", workdirFlags, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return workdir{}, selectionErrorf("the working directory no longer exists")
+			return workdir{}, selectionErrorf("can't resolve working directory: it no longer exists")
 		}
 		return workdir{}, selectionErrorf("cannot open the working directory: %v", err)
 	}
@@ -76,7 +76,7 @@ var errWorkdirReplaced = errors.New("the working directory was moved or replaced
 func workdirError(err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return selectionErrorf("the working directory no longer exists")
+		return selectionErrorf("can't resolve working directory: it no longer exists")
 	case errors.Is(err, errPathNotUTF8):
 		return selectionErrorf("the working directory path is not valid UTF-8, so it cannot be shown to the device")
 	case errors.Is(err, errWorkdirReplaced):
@@ -192,13 +192,13 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 	if denied != "" {
 		return nil, selectionErrorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", denied)
 	}
-	return nil, selectionErrorf("command not found: %s (searched PATH=%s)", command, searchPath)
+	return nil, selectionErrorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath)
 }
 
 func describeOpenError(candidate string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return selectionErrorf("command not found: %s", candidate)
+		return selectionErrorf("command %s wasn't found", quoted(candidate))
 	case errors.Is(err, errNotExecutable), errors.Is(err, unix.EACCES):
 		return selectionErrorf("cannot run %s: permission denied or not an executable file", candidate)
 	case errors.Is(err, errPathNotUTF8):

@@ -133,11 +133,11 @@ func TestSelectionFailuresDoNotContactTheDevice(t *testing.T) {
 		name, command, want string
 		env                 []string
 	}{
-		{"not found", "no-such-command-here", "command not found: no-such-command-here", []string{"PATH=" + dir}},
+		{"not found", "no-such-command-here", `command "no-such-command-here" wasn't found`, []string{"PATH=" + dir}},
 		{"not executable in PATH", "plain", "cannot run " + dir + "/plain: permission denied", []string{"PATH=" + dir}},
 		{"not executable by path", "./plain", "cannot run ./plain", nil},
 		{"directory", dir, "cannot run " + dir, nil},
-		{"missing path", "./nothing", "command not found: ./nothing", nil},
+		{"missing path", "./nothing", `command "./nothing" wasn't found`, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestRemovedWorkingDirectoryIsReported(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("err %v output %s", err, out)
 	}
-	if !strings.Contains(string(out), "AGENTKNOCK: the working directory no longer exists") || !strings.Contains(string(out), "did not contact the device") {
+	if !strings.Contains(string(out), "AGENTKNOCK: can't resolve working directory") || !strings.Contains(string(out), "did not contact the device") {
 		t.Fatalf("output %q", out)
 	}
 }
