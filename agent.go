@@ -95,7 +95,8 @@ func (a *connAgent) closeUpstream() {
 func (a *connAgent) List() ([]*agent.Key, error) {
 	var keys []*agent.Key
 	if a.usableKey() {
-		keys = append(keys, &agent.Key{Format: a.key.Type(), Blob: a.key.Marshal(), Comment: "agentknock:" + a.cfg.Secret})
+		// The comment is the secret's name, as the reference client lists it.
+		keys = append(keys, &agent.Key{Format: a.key.Type(), Blob: a.key.Marshal(), Comment: a.cfg.Secret})
 	}
 	up, err := a.upstreamAgent()
 	if err != nil {

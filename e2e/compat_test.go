@@ -274,6 +274,23 @@ func TestCompatRunOutputAndRequest(t *testing.T) {
 	if r.code != 0 || r.stdout != wrong+"\n" || r.stderr != "" {
 		t.Fatalf("--agentknock-home over AGENTKNOCK_HOME: %s", r)
 	}
+
+	// rejects_a_missing_command_before_sending_an_invocation: with a relay
+	// that cannot be reached, nothing about the relay is said.
+	r = w.agentknockWith(runOpts{env: []string{"AGENTKNOCK_RELAY_URL=ws://127.0.0.1:1"}}, "run", "-s", "demo", "--", "agentknock-command-that-does-not-exist")
+	if r.code != 1 || !strings.Contains(r.stderr, "wasn't found") || !strings.Contains(r.stderr, "Agentknock did not contact the device.") || strings.Contains(r.stderr, "relay") {
+		t.Fatalf("missing command: %s", r)
+	}
+	// rejects_a_duplicate_secret: the reference's exact text, exit 2.
+	for _, args := range [][]string{{"run", "-s", "github", "--secret", "github", "--", "true"}, {"-s", "github", "--secret", "github", "--", "true"}} {
+		r := w.agentknock(args...)
+		want := "error: secret \"github\" was specified more than once\n\n" +
+			"Usage: agentknock [run] -s <SECRET> [-s <SECRET> ...] -- <COMMAND> [ARGUMENT]...\n\n" +
+			"For more information, run 'agentknock run --help'.\n"
+		if r.code != 2 || r.stdout != "" || r.stderr != want {
+			t.Errorf("%q: %s\nwant stderr %q", args, r, want)
+		}
+	}
 	w.leakCheck(token)
 }
 

@@ -184,7 +184,7 @@ func TestPairingRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = w.agentknock("-s", "demo", "--", "touch", marker)
-	if r.code != 1 || !strings.Contains(r.stderr, "not active") || exists(marker) {
+	if r.code != 1 || !strings.Contains(r.stderr, "paired client is inactive") || exists(marker) {
 		t.Fatalf("run with the removed pairing's credentials: %s", r)
 	}
 	w.leakCheck(value)
@@ -204,14 +204,14 @@ func TestRevokeWhileWaiting(t *testing.T) {
 	w.waitPending()
 	w.deviceOK("revoke", clientID)
 	r := p.wait()
-	if r.code != 1 || exists(marker) || !strings.Contains(r.stderr, "not active") {
+	if r.code != 1 || exists(marker) || !strings.Contains(r.stderr, "paired client is inactive") {
 		t.Fatalf("run whose client was revoked while waiting: %s", r)
 	}
 	if items := w.pending(); len(items) != 0 {
 		t.Fatalf("the revoked client's request stays pending: %+v", items)
 	}
 	r = w.agentknock("secret", "list")
-	if r.code != 1 || !strings.Contains(r.stderr, "not active") {
+	if r.code != 1 || !strings.Contains(r.stderr, "paired client is inactive") {
 		t.Fatalf("secret list of a revoked client: %s", r)
 	}
 	w.leakCheck(value)

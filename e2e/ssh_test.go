@@ -183,7 +183,9 @@ func TestTemporaryAgentPassthrough(t *testing.T) {
 	opts := runOpts{env: []string{"SSH_AUTH_SOCK=" + upstream}}
 	r := w.agentknockWith(opts, "-s", "login", "--", "sh", "-c", `echo "$SSH_AUTH_SOCK"; ssh-add -L`)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if r.code != 0 || len(lines) != 3 || lines[0] == upstream || field(lines[1]) != field(deviceKey) || field(lines[2]) != field(string(ownPub)) {
+	// The device's key first, named by the secret (the reference's
+	// exposes_the_selected_key_through_ssh_auth_sock), then the others.
+	if r.code != 0 || len(lines) != 3 || lines[0] == upstream || lines[1] != field(deviceKey)+" login" || field(lines[2]) != field(string(ownPub)) {
 		t.Fatalf("agent listing with passthrough: %s", r)
 	}
 	sock := lines[0]
