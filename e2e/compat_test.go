@@ -15,9 +15,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fullPending is the part of `agentknock-device pending --json` these
@@ -469,5 +471,38 @@ func TestCompatGitSignRepositoryContext(t *testing.T) {
 	w.deviceOK("approve", items[0].ID)
 	if r := bg.wait(); r.code != 0 {
 		t.Fatalf("signed commit: %s", r)
+	}
+}
+
+// The progress line of a run that waits for a person: nothing of
+// Agentknock's own at first, then every 30 seconds the stage and the total
+// elapsed time, prefixed (the reference's output.rs: Progress::monitor,
+// progress_report, format_elapsed_time). This test takes 30 seconds.
+func TestCompatProgressLine(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.setSecret("asked", map[string]string{"ASKED": secretValue(t, "asked")})
+	w.startServe(approvePairingPolicy, "")
+	w.pair()
+	bg := w.startAgentknock(runOpts{}, "-s", "asked", "--", "true")
+	items := w.waitPending()
+	line := regexp.MustCompile(`^AGENTKNOCK: The device received the request\. Waiting for its response\. Elapsed time: (1 minute )?[0-9]+ seconds\.$`)
+	deadline := time.Now().Add(3 * processGuard)
+	for !strings.Contains(bg.stderr.String(), "\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress line (deadlock guard); stderr %q", bg.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w.deviceOK("approve", items[0].ID)
+	r := bg.wait()
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if r.code != 0 || len(lines) == 0 {
+		t.Fatalf("approved run: %s", r)
+	}
+	for _, l := range lines {
+		if !line.MatchString(l) {
+			t.Fatalf("stderr line %q is not the progress line; stderr:\n%s", l, r.stderr)
+		}
 	}
 }
