@@ -1,5 +1,5 @@
 // Client bindings seen from outside a running device: listing, revocation,
-// and the relay's client records kept in state.json (relay.ClientStore).
+// and the relay's client records kept in state.db (relay.ClientStore).
 // A binding's own state is authoritative over the relay's copy, so a
 // revocation made while the relay was stopped survives its next Save.
 package device
@@ -22,11 +22,11 @@ func ListClients(stateDir string) ([]ClientInfo, error) {
 		if err != nil {
 			return err
 		}
-		for _, b := range st.Clients {
+		st.eachClient(func(b *binding) {
 			out = append(out, *b.info())
-		}
+		})
 		now := time.Now()
-		for _, p := range st.Pairings {
+		st.eachPairing(func(p *pairingAttempt) {
 			if p.pending() && now.Before(p.CreatedAt.Add(pairingTimeout)) {
 				ci := ClientInfo{ClientID: p.ClientID, State: "pending", PairedAt: p.CreatedAt}
 				if p.Metadata != nil {
@@ -37,7 +37,7 @@ func ListClients(stateDir string) ([]ClientInfo, error) {
 				}
 				out = append(out, ci)
 			}
-		}
+		})
 		return nil
 	})
 	slices.SortFunc(out, func(a, b ClientInfo) int {
@@ -59,18 +59,14 @@ func RevokeClient(stateDir, clientID string) error {
 		if err != nil {
 			return err
 		}
-		if err := revokeIn(st, clientID, time.Now().UTC()); err != nil {
-			return err
-		}
-		t.stDirty = true
-		return nil
+		return revokeIn(st, clientID, time.Now().UTC())
 	})
 }
 
 // revokeIn is the revocation transition inside a transaction.
-func revokeIn(st *deviceState, clientID string, now time.Time) error {
+func revokeIn(st *stateTx, clientID string, now time.Time) error {
 	found := false
-	if b := st.Clients[clientID]; b != nil {
+	if b := st.client(clientID); b != nil {
 		found = true
 		if b.State != bindRevoked {
 			b.State = bindRevoked
@@ -78,7 +74,7 @@ func revokeIn(st *deviceState, clientID string, now time.Time) error {
 			b.RevokedAt = &now
 		}
 	}
-	if p := st.Pairings[clientID]; p != nil {
+	if p := st.pairing(clientID); p != nil {
 		found = true
 		if p.pending() {
 			// The pending PSK stays: it can now only authenticate a
@@ -90,27 +86,24 @@ func revokeIn(st *deviceState, clientID string, now time.Time) error {
 	if !found {
 		return fmt.Errorf("no client %s", clientID)
 	}
-	for id, inv := range st.Invocations {
-		if inv.ClientID == clientID {
-			delete(st.Invocations, id)
-		}
-	}
-	for i := range st.RelayClients {
-		if st.RelayClients[i].ClientID == clientID {
-			st.RelayClients[i].State = relay.ClientRevoked
+	st.deleteInvocationsOf(clientID)
+	recs := st.relayClients()
+	for i := range recs {
+		if recs[i].ClientID == clientID {
+			recs[i].State = relay.ClientRevoked
 		}
 	}
 	return nil
 }
 
-// clientStore is the relay's record store inside state.json.
+// clientStore is the relay's record store inside state.db.
 type clientStore struct{ dir string }
 
 // authoritative overrides a relay record's state with what the device knows.
-func authoritative(st *deviceState, recs []relay.ClientRecord) []relay.ClientRecord {
+func authoritative(st *stateTx, recs []relay.ClientRecord) []relay.ClientRecord {
 	out := slices.Clone(recs)
 	for i := range out {
-		if b := st.Clients[out[i].ClientID]; b != nil {
+		if b := st.client(out[i].ClientID); b != nil {
 			switch b.State {
 			case bindRevoked:
 				out[i].State = relay.ClientRevoked
@@ -131,7 +124,7 @@ func (c clientStore) Load() ([]relay.ClientRecord, error) {
 		if err != nil {
 			return err
 		}
-		out = authoritative(st, st.RelayClients)
+		out = authoritative(st, st.relayClients())
 		return nil
 	})
 	return out, err
@@ -143,8 +136,7 @@ func (c clientStore) Save(recs []relay.ClientRecord) error {
 		if err != nil {
 			return err
 		}
-		st.RelayClients = authoritative(st, recs)
-		t.stDirty = true
+		st.setRelayClients(authoritative(st, recs))
 		return nil
 	})
 }

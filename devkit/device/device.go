@@ -103,11 +103,11 @@ func Open(opts Options) (*Device, error) {
 			return err
 		}
 		now := d.now()
-		for cid, p := range st.Pairings {
+		st.eachPairing(func(p *pairingAttempt) {
 			if p.Status == pairAwaitSAS && now.Before(p.CreatedAt.Add(pairingTimeout)) {
-				resume = append(resume, cid)
+				resume = append(resume, p.ClientID)
 			}
-		}
+		})
 		return nil
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ type request struct {
 // exchange unanswered (the device is closing).
 type methodResult struct {
 	body    any
-	apply   func(t *txn, st *deviceState, now time.Time) error
+	apply   func(t *txn, st *stateTx, now time.Time) error
 	before  func()
 	after   func()
 	abandon bool
@@ -60,41 +60,6 @@ func denialResult(reason, msg string) methodResult {
 var knownMethods = map[string]bool{
 	"PairingFinish": true, "Invocation": true, "GitSign": true, "SshAuthenticate": true,
 	"SecretList": true, "SecretUpload": true, "PairingRemove": true,
-}
-
-// prune drops idempotency state that can no longer matter: a request id
-// older than the freshness window can never be accepted as new again, so
-// its retained response may go (cryptosystem §5.6). An hour of margin
-// covers clock adjustments.
-func prune(st *deviceState, now time.Time) {
-	horizon := now.Add(-freshBack - time.Hour)
-	for k, ex := range st.Exchanges {
-		if ex.Status == exProcessing {
-			continue
-		}
-		if rid, err := parseULID(ex.RequestID); err != nil || rid.time().Before(horizon) {
-			delete(st.Exchanges, k)
-		}
-	}
-	for k, p := range st.Pairings {
-		if p.pending() {
-			continue
-		}
-		if cid, err := parseULID(p.ClientID); err != nil || cid.time().Before(horizon) {
-			delete(st.Pairings, k)
-		}
-	}
-	for k, inv := range st.Invocations {
-		if inv.ApprovedAt.Before(now.Add(-invocationRetention)) {
-			delete(st.Invocations, k)
-		}
-	}
-	for _, b := range st.Clients {
-		if b.PreviousPSK != nil && !now.Before(b.PreviousUntil) {
-			b.PreviousPSK, b.PreviousUntil = nil, time.Time{}
-		}
-	}
-	expirePairings(st, now)
 }
 
 func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
@@ -123,7 +88,7 @@ func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
 		if err != nil {
 			return err
 		}
-		if ex := st.Exchanges[key]; ex != nil {
+		if ex := st.exchange(key); ex != nil {
 			c := *ex
 			retained = &c
 			return nil
@@ -161,14 +126,13 @@ func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
 				rot = []byte{}
 			}
 		}
-		prune(st, now)
-		t.stDirty = true
+		prune(st, now, pruneBatch)
 
 		var choice pskChoice
 		var client *ClientInfo
 		pending := false
-		b := st.Clients[m.ClientID]
-		p := st.Pairings[m.ClientID]
+		b := st.client(m.ClientID)
+		p := st.pairing(m.ClientID)
 		switch {
 		case b != nil && b.State == bindActive:
 			choice = pskChoice{Current: b.PSK, AllowRotation: true, RotationEnc: rot}
@@ -202,10 +166,11 @@ func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
 			b.PreviousPSK, b.PreviousUntil = b.PSK, now.Add(pskOverlap)
 			b.PSK = psk
 			b.RotatedAt = &now
+			st.rotated(b)
 			rotated = true
 			client = b.info()
 		}
-		st.Exchanges[key] = ex
+		st.addExchange(ex)
 		rc = opened
 		req = &request{ctx: lx.ctx, clientID: m.ClientID, requestID: m.RequestID, method: headMethod,
 			plaintext: opened.Plaintext, pending: pending, client: client, psk: psk, received: now}
@@ -285,13 +250,13 @@ func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodRe
 		}
 		return json.Marshal(pairedResponseEnv{Nonce: rr, Ciphertext: ct})
 	}
-	fix := func(payload json.RawMessage, apply func(*txn, *deviceState, time.Time) error) error {
+	fix := func(payload json.RawMessage, apply func(*txn, *stateTx, time.Time) error) error {
 		return transact(d.dir, func(t *txn) error {
 			st, err := t.state()
 			if err != nil {
 				return err
 			}
-			ex := st.Exchanges[key]
+			ex := st.exchange(key)
 			if ex == nil || ex.Status != exProcessing {
 				return errStateChanged
 			}
@@ -305,7 +270,6 @@ func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodRe
 			if ex.Completion != "" {
 				ex.PSK, ex.Enc, ex.Ciphertext = nil, nil, nil
 			}
-			t.stDirty = true
 			return nil
 		})
 	}
@@ -385,7 +349,7 @@ func (d *Device) handlePairedCompletion(m relay.Message, lx *liveExchange) {
 		if err != nil {
 			return err
 		}
-		ex := st.Exchanges[key]
+		ex := st.exchange(key)
 		switch {
 		case ex == nil:
 			d.logf("completion %s from client %s: no accepted request; dropped", m.RequestID, m.ClientID)
@@ -414,11 +378,10 @@ func (d *Device) handlePairedCompletion(m relay.Message, lx *liveExchange) {
 		if ex.Method == "Invocation" && result != "APPROVED" {
 			// The client did not take the secrets (denied, aborted or an
 			// invalid response), so nothing may sign for this invocation.
-			delete(st.Invocations, m.RequestID)
+			st.deleteInvocation(m.RequestID)
 		}
 		method = ex.Method
 		accepted = true
-		t.stDirty = true
 		return nil
 	})
 	if err != nil {

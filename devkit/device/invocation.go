@@ -392,16 +392,16 @@ func (d *Device) invocation(r *request) methodResult {
 	return methodResult{
 		body:    map[string]any{"result": "APPROVED", "secrets": rt.secrets},
 		outcome: "APPROVED",
-		apply: func(t *txn, st *deviceState, now time.Time) error {
+		apply: func(t *txn, st *stateTx, now time.Time) error {
 			if !clientActive(st, r.clientID) {
 				return errStateChanged
 			}
-			ex := st.Exchanges[exchangeKey(r.clientID, r.requestID)]
+			ex := st.exchange(exchangeKey(r.clientID, r.requestID))
 			if ex != nil && ex.Completion != "" {
 				return errStateChanged // the client gave up before the answer
 			}
 			record.ApprovedAt = now
-			st.Invocations[r.requestID] = record
+			st.addInvocation(record)
 			return nil
 		},
 	}
@@ -426,8 +426,8 @@ func requestProblem(err error) methodResult {
 	return denialResult("INVALID_REQUEST", err.Error())
 }
 
-func clientActive(st *deviceState, clientID string) bool {
-	b := st.Clients[clientID]
+func clientActive(st *stateTx, clientID string) bool {
+	b := st.client(clientID)
 	return b != nil && b.State == bindActive
 }
 

@@ -135,7 +135,7 @@ func (d *Device) secretUpload(r *request) methodResult {
 		return rejected(problem)
 	}
 	return methodResult{body: map[string]string{"result": "RECEIVED"}, outcome: "RECEIVED upload " + up.ID,
-		apply: func(t *txn, st *deviceState, now time.Time) error {
+		apply: func(t *txn, st *stateTx, now time.Time) error {
 			if !clientActive(st, r.clientID) {
 				return errStateChanged
 			}
@@ -175,7 +175,7 @@ func (d *Device) pairingRemove(r *request) methodResult {
 	return methodResult{
 		body:    map[string]string{},
 		outcome: "removed",
-		apply: func(t *txn, st *deviceState, now time.Time) error {
+		apply: func(t *txn, st *stateTx, now time.Time) error {
 			if !clientActive(st, r.clientID) {
 				return errStateChanged
 			}

@@ -1,16 +1,17 @@
 // The persistent model of the state directory and the transaction helper
 // through which every change goes: identity.json (written once by Init),
-// state.json (bindings, pairing attempts, exchange idempotency state,
-// approved invocations, relay client records) and secrets.json (secrets and
-// the upload review queue). One lock covers all three, so a transition that
-// touches several records is serialized and each file is old or new.
+// state.db (bindings, pairing attempts, exchange idempotency state,
+// approved invocations, relay client records; see db.go) and secrets.json
+// (secrets and the upload review queue). One lock covers all three, so a
+// transition that touches several records is serialized and each is old or
+// new.
 package device
 
 import (
 	"errors"
 	"time"
 
-	"agentknock.dev/agentknock/devkit/relay"
+	"go.etcd.io/bbolt"
 )
 
 // identity is the device's long-term identity (cryptosystem §10).
@@ -148,14 +149,6 @@ type invocation struct {
 	ApprovedAt   time.Time          `json:"approved_at"`
 }
 
-type deviceState struct {
-	Clients      map[string]*binding        `json:"clients"`
-	Pairings     map[string]*pairingAttempt `json:"pairings"`
-	Exchanges    map[string]*exchange       `json:"exchanges"`
-	Invocations  map[string]*invocation     `json:"invocations"`
-	RelayClients []relay.ClientRecord       `json:"relay_clients"`
-}
-
 func exchangeKey(clientID, requestID string) string { return clientID + "/" + requestID }
 
 type storedSecret struct {
@@ -186,35 +179,29 @@ type secretStore struct {
 	Uploads map[string]*storedUpload `json:"uploads"`
 }
 
-// txn is one locked read-modify-write of the state directory. Files are
-// loaded on first use and written back only when marked dirty.
+// txn is one locked read-modify-write of the state directory: state.db
+// through one bbolt write transaction, opened on first use, and
+// secrets.json, loaded on first use and written back when marked dirty.
 type txn struct {
 	dir     string
-	st      *deviceState
+	db      *bbolt.DB
+	st      *stateTx
 	ss      *secretStore
-	stDirty bool
 	ssDirty bool
 }
 
-func (t *txn) state() (*deviceState, error) {
+func (t *txn) state() (*stateTx, error) {
 	if t.st == nil {
-		st := &deviceState{}
-		if _, err := readJSON(t.dir, stateFile, st); err != nil {
+		db, err := openDB(t.dir)
+		if err != nil {
 			return nil, err
 		}
-		if st.Clients == nil {
-			st.Clients = map[string]*binding{}
+		tx, err := db.Begin(true)
+		if err != nil {
+			db.Close()
+			return nil, err
 		}
-		if st.Pairings == nil {
-			st.Pairings = map[string]*pairingAttempt{}
-		}
-		if st.Exchanges == nil {
-			st.Exchanges = map[string]*exchange{}
-		}
-		if st.Invocations == nil {
-			st.Invocations = map[string]*invocation{}
-		}
-		t.st = st
+		t.db, t.st = db, newStateTx(tx)
 	}
 	return t.st, nil
 }
@@ -236,9 +223,20 @@ func (t *txn) secrets() (*secretStore, error) {
 	return t.ss, nil
 }
 
-// transact runs fn under the directory lock and writes what it changed.
-// Callers never call into the relay while inside fn: the relay holds its own
-// lock while it saves client records here.
+// close ends a state transaction that was not committed and closes the
+// database.
+func (t *txn) close() {
+	if t.st != nil && t.st.tx.DB() != nil {
+		t.st.tx.Rollback()
+	}
+	if t.db != nil {
+		t.db.Close()
+	}
+}
+
+// transact runs fn under the directory lock and stores what it changed, in
+// one bbolt commit. Callers never call into the relay while inside fn: the
+// relay holds its own lock while it saves client records here.
 func transact(dir string, fn func(t *txn) error) error {
 	unlock, err := lockDir(dir)
 	if err != nil {
@@ -246,20 +244,22 @@ func transact(dir string, fn func(t *txn) error) error {
 	}
 	defer unlock()
 	t := &txn{dir: dir}
+	defer t.close()
 	if err := fn(t); err != nil {
 		return err
 	}
+	if t.st != nil && t.st.err != nil {
+		return t.st.err
+	}
 	// Secrets first: an upload is queued before the response that confirms
-	// it is fixed in state.json.
+	// it is fixed in state.db.
 	if t.ssDirty {
 		if err := writeJSON(dir, secretsFile, t.ss); err != nil {
 			return err
 		}
 	}
-	if t.stDirty {
-		if err := writeJSON(dir, stateFile, t.st); err != nil {
-			return err
-		}
+	if t.st != nil {
+		return t.st.commit()
 	}
 	return nil
 }

@@ -17,13 +17,13 @@ import (
 // expirePairings ends pending attempts older than pairingTimeout. The
 // pending PSK is kept, because it can still only authenticate a
 // PairingFinish, which then gets REJECTED.
-func expirePairings(st *deviceState, now time.Time) {
-	for _, p := range st.Pairings {
+func expirePairings(st *stateTx, now time.Time) {
+	st.eachPairing(func(p *pairingAttempt) {
 		if p.pending() && now.After(p.CreatedAt.Add(pairingTimeout)) {
 			p.Status = pairRejected
 			p.DecidedAt = &now
 		}
-	}
+	})
 }
 
 func (d *Device) handlePairingRequest(m relay.Message) {
@@ -50,7 +50,7 @@ func (d *Device) handlePairingRequest(m relay.Message) {
 		if err != nil {
 			return err
 		}
-		if p := st.Pairings[m.ClientID]; p != nil {
+		if p := st.pairing(m.ClientID); p != nil {
 			retained = p.Response // the fixed response; never a second contribution
 			return nil
 		}
@@ -61,7 +61,7 @@ func (d *Device) handlePairingRequest(m relay.Message) {
 		case !fresh(cid, now):
 			code, msg = clearStaleRequestID, "the client id is outside the device's time window"
 			return nil
-		case st.Clients[m.ClientID] != nil:
+		case st.client(m.ClientID) != nil:
 			code, msg = clearInvalidRequest, "client id already in use"
 			return nil
 		}
@@ -71,23 +71,21 @@ func (d *Device) handlePairingRequest(m relay.Message) {
 			return nil
 		}
 		expirePairings(st, now)
-		for _, p := range st.Pairings {
-			if p.pending() {
-				code, msg = clearPairingBusy, "another pairing is in progress on this device"
-				t.stDirty = true
-				return nil
-			}
+		busy := false
+		st.eachPairing(func(p *pairingAttempt) { busy = busy || p.pending() })
+		if busy {
+			code, msg = clearPairingBusy, "another pairing is in progress on this device"
+			return nil
 		}
 		dr := random32()
 		response, err = json.Marshal(pairingResponseEnv{DeviceID: d.id.deviceID.String(), DeviceKey: d.id.key.pub, DeviceRandom: dr})
 		if err != nil {
 			return err
 		}
-		st.Pairings[m.ClientID] = &pairingAttempt{
+		st.addPairing(&pairingAttempt{
 			ClientID: m.ClientID, Status: pairAwaitCompletion, Commitment: commitment,
 			DeviceRandom: dr, Response: response, CreatedAt: now,
-		}
-		t.stDirty = true
+		})
 		return nil
 	})
 	switch {
@@ -131,14 +129,13 @@ func (d *Device) handlePairingCompletion(m relay.Message) bool {
 		if err != nil {
 			return err
 		}
-		p := st.Pairings[m.ClientID]
+		p := st.pairing(m.ClientID)
 		if p == nil {
 			d.logf("pairing completion %s: no such pairing attempt", m.ClientID)
 			return nil
 		}
 		expirePairings(st, now)
 		if p.Status != pairAwaitCompletion {
-			t.stDirty = true
 			d.logf("pairing completion %s: not awaiting a completion (%s); ignored", m.ClientID, p.Status)
 			return nil
 		}
@@ -156,7 +153,6 @@ func (d *Device) handlePairingCompletion(m relay.Message) bool {
 		p.PSK = opened.PSK
 		p.SAS = sasDigits(p.DeviceRandom, opened.ClientSecret, d.id.deviceID, cid, d.id.key.pub)
 		p.Metadata = meta
-		t.stDirty = true
 		accepted = true
 		return nil
 	})
@@ -194,7 +190,7 @@ func (d *Device) decidePairing(clientID string) {
 		if err != nil {
 			return err
 		}
-		if a := st.Pairings[clientID]; a != nil && a.Status == pairAwaitSAS {
+		if a := st.pairing(clientID); a != nil && a.Status == pairAwaitSAS {
 			p, found = *a, true
 		}
 		return nil
@@ -244,7 +240,7 @@ func (d *Device) decidePairing(clientID string) {
 		if err != nil {
 			return err
 		}
-		a := st.Pairings[clientID]
+		a := st.pairing(clientID)
 		if a == nil || a.Status != pairAwaitSAS {
 			ok = false
 			return nil
@@ -255,7 +251,6 @@ func (d *Device) decidePairing(clientID string) {
 			a.Status = pairRejected
 		}
 		a.DecidedAt = &now
-		t.stDirty = true
 		return nil
 	})
 	if err != nil {
@@ -304,7 +299,7 @@ func (d *Device) pairingFinish(r *request) methodResult {
 			if err != nil {
 				return err
 			}
-			if p := st.Pairings[r.clientID]; p != nil {
+			if p := st.pairing(r.clientID); p != nil {
 				expirePairings(st, d.now())
 				status = p.Status
 			}
@@ -327,13 +322,13 @@ func (d *Device) pairingFinish(r *request) methodResult {
 		case pairAwaitActivation:
 			return methodResult{
 				body: map[string]string{"result": "ACCEPTED"},
-				apply: func(t *txn, st *deviceState, now time.Time) error {
-					p := st.Pairings[r.clientID]
+				apply: func(t *txn, st *stateTx, now time.Time) error {
+					p := st.pairing(r.clientID)
 					if p == nil || p.Status != pairAwaitActivation || subtle.ConstantTimeCompare(p.PSK, r.psk) != 1 {
 						return errStateChanged
 					}
-					st.Clients[r.clientID] = &binding{ClientID: r.clientID, State: bindActive, PSK: p.PSK,
-						Metadata: p.Metadata, PairedAt: now}
+					st.putClient(&binding{ClientID: r.clientID, State: bindActive, PSK: p.PSK,
+						Metadata: p.Metadata, PairedAt: now})
 					p.Status = pairActive
 					p.PSK = nil
 					return nil

@@ -207,19 +207,6 @@ func TestPairingCompletionWithWrongSecretLeavesAttempt(t *testing.T) {
 	}
 }
 
-func readState(t *testing.T, dir string) *deviceState {
-	t.Helper()
-	var st *deviceState
-	if err := transact(dir, func(tx *txn) error {
-		s, err := tx.state()
-		st = s
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 func TestRevokingPendingPairingEndsDecision(t *testing.T) {
 	h := newHarness(t)
 	ended := make(chan struct{})

@@ -80,7 +80,7 @@ func (d *Device) resolveSign(r *request) (*signTarget, error) {
 		if err != nil {
 			return err
 		}
-		if i := st.Invocations[*w.InvocationID]; i != nil {
+		if i := st.invocation(*w.InvocationID); i != nil {
 			c := *i
 			inv = &c
 		}
@@ -132,8 +132,8 @@ func (d *Device) gitSign(r *request) methodResult {
 		apply: requireActive(r.clientID)}
 }
 
-func requireActive(clientID string) func(*txn, *deviceState, time.Time) error {
-	return func(_ *txn, st *deviceState, _ time.Time) error {
+func requireActive(clientID string) func(*txn, *stateTx, time.Time) error {
+	return func(_ *txn, st *stateTx, _ time.Time) error {
 		if !clientActive(st, clientID) {
 			return errStateChanged
 		}

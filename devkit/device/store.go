@@ -1,8 +1,9 @@
-// State-directory storage: a private directory (0700) of 0600 JSON files,
-// each replaced atomically (temp file in the same directory, fsync, rename,
-// directory fsync) so a crash leaves the old or the new contents, and an
-// exclusive lock file that serializes every read-modify-write between the
-// command-line tools and a running `serve`.
+// State-directory storage: a private directory (0700) of 0600 files, the
+// JSON ones (identity, secrets) replaced atomically (temp file in the same
+// directory, fsync, rename, directory fsync) so a crash leaves the old or
+// the new contents, and an exclusive lock file that serializes every
+// read-modify-write, state.db's included, between the command-line tools
+// and a running `serve`.
 package device
 
 import (
@@ -19,7 +20,6 @@ import (
 
 const (
 	identityFile = "identity.json"
-	stateFile    = "state.json"
 	secretsFile  = "secrets.json"
 	lockFile     = "lock"
 )

@@ -321,3 +321,26 @@ func TestAddressWords(t *testing.T) {
 		}
 	}
 }
+
+// readState reads every record of state.db, in the layout of the old
+// state.json.
+func readState(t *testing.T, dir string) *stateDocument {
+	t.Helper()
+	doc := &stateDocument{Clients: map[string]*binding{}, Pairings: map[string]*pairingAttempt{},
+		Exchanges: map[string]*exchange{}, Invocations: map[string]*invocation{}}
+	if err := transact(dir, func(tx *txn) error {
+		st, err := tx.state()
+		if err != nil {
+			return err
+		}
+		st.eachClient(func(b *binding) { doc.Clients[b.ClientID] = b })
+		st.eachPairing(func(p *pairingAttempt) { doc.Pairings[p.ClientID] = p })
+		each(st, bucketExchanges, func(ex *exchange) { doc.Exchanges[exchangeKey(ex.ClientID, ex.RequestID)] = ex })
+		each(st, bucketInvocations, func(inv *invocation) { doc.Invocations[inv.ID] = inv })
+		doc.RelayClients = st.relayClients()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
