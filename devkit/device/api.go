@@ -159,3 +159,12 @@ type Approver interface {
 type RefusalRecorder interface {
 	Refused(a *Approval, message string)
 }
+
+// ImmediateApprover is an Approver that can tell whether it decides
+// without waiting (a policy or a standing grant). For such a decision the
+// device accepts and answers the request in one commit of its state instead
+// of two; otherwise (ok false) it stores the acceptance and calls Decide.
+type ImmediateApprover interface {
+	Approver
+	DecideNow(a *Approval) (d Decision, ok bool)
+}

@@ -52,7 +52,7 @@ func legacyDir(t *testing.T) (string, *legacyClient) {
 }
 
 // openHarness opens the device in dir with its clock at the given time.
-func openHarness(t *testing.T, dir string, at time.Time) (*harness, error) {
+func openHarness(t testing.TB, dir string, at time.Time) (*harness, error) {
 	h := &harness{t: t, dir: dir, pub: newPublisher(), appr: newApprover(), clock: &testClock{offset: time.Until(at)}}
 	dev, err := Open(Options{StateDir: dir, Approver: h.appr, Publisher: h.pub, Now: h.clock.now,
 		Logf: func(f string, a ...any) { t.Logf("device: "+f, a...) }})
@@ -316,5 +316,24 @@ func TestRequestWritesAreBoundedAt10000Exchanges(t *testing.T) {
 	}
 	if retained > fi.Size()/16 {
 		t.Errorf("a request wrote %d bytes of a %d-byte database", retained, fi.Size())
+	}
+}
+
+// BenchmarkInvocation is the device's own share of an approved run: the
+// Invocation request through Deliver to its released response, then the
+// completion, against the state directory (fsyncs included).
+func BenchmarkInvocation(b *testing.B) {
+	h := newHarness(b)
+	if err := SetEnvSecret(h.dir, "github", "", map[string]string{"GH_HOST": "github.com", "GH_TOKEN": "tok-123"}); err != nil {
+		b.Fatal(err)
+	}
+	c := h.pair()
+	fields := invocationFields(map[string]any{"github": map[string]any{}})
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		x := c.newRequest(newULID(h.clock.now()), body(b, "Invocation", fields))
+		x.deliver()
+		x.rawResponse(1)
+		x.complete(map[string]any{"result": "APPROVED"})
 	}
 }

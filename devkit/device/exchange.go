@@ -28,14 +28,20 @@ type request struct {
 	client    *ClientInfo // nil for a pending binding
 	psk       []byte      // the generation that authenticated it
 	received  time.Time
+	// held is the transaction that accepted the request, still open: a
+	// request answered without waiting for a person is accepted and
+	// answered in one commit (see holdAcceptance).
+	held *txn
 }
 
 // methodResult is a method's terminal answer. body is the response
 // plaintext; apply runs in the transaction that fixes the response (so the
 // state change and the response are one transition) and may veto it with
-// errStateChanged; before runs after that transaction and before the
-// response is released; after runs once it is released. abandon leaves the
-// exchange unanswered (the device is closing).
+// errStateChanged, but must change nothing before it does (that transaction
+// may also carry the request's acceptance, which stands); before runs after
+// that transaction and before the response is released; after runs once it
+// is released. abandon leaves the exchange unanswered (the device is
+// closing).
 type methodResult struct {
 	body    any
 	apply   func(t *txn, st *stateTx, now time.Time) error
@@ -83,7 +89,7 @@ func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
 		headErr    error
 		headMethod string
 	)
-	err := transact(d.dir, func(t *txn) error {
+	accept := func(t *txn) error {
 		st, err := t.state()
 		if err != nil {
 			return err
@@ -175,7 +181,17 @@ func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
 		req = &request{ctx: lx.ctx, clientID: m.ClientID, requestID: m.RequestID, method: headMethod,
 			plaintext: opened.Plaintext, pending: pending, client: client, psk: psk, received: now}
 		return nil
-	})
+	}
+	t, err := beginTxn(d.dir)
+	if err == nil {
+		if err = accept(t); err != nil {
+			t.end()
+		} else if req != nil && !req.pending && t.st.err == nil {
+			req.held = t
+		} else {
+			err = t.commit()
+		}
+	}
 	lx.acceptDone()
 	switch {
 	case err != nil:
@@ -203,6 +219,9 @@ func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
 		res = d.dispatch(req)
 	}
 	if res.abandon {
+		if err := d.release(req); err != nil {
+			d.logf("request %s from client %s: %v", m.RequestID, m.ClientID, err)
+		}
 		d.logf("request %s from client %s: left unanswered (device closing)", m.RequestID, m.ClientID)
 		return
 	}
@@ -234,9 +253,36 @@ func (d *Device) dispatch(r *request) methodResult {
 	return errorResult(errUnsupportedMethod, fmt.Sprintf("method %q is not supported", printable(r.method)))
 }
 
+// transactFor runs fn in the request's held acceptance, or in a
+// transaction of its own. fn must change nothing before it fails: in the
+// held transaction a failure does not undo what came before it.
+func (d *Device) transactFor(r *request, fn func(t *txn) error) error {
+	if r.held != nil {
+		return fn(r.held)
+	}
+	return transact(d.dir, fn)
+}
+
+// release commits a held acceptance, before the request waits for a person
+// (a device that restarts meanwhile then knows the request was accepted).
+func (d *Device) release(r *request) error {
+	t := r.held
+	if t == nil {
+		return nil
+	}
+	r.held = nil
+	return t.commit()
+}
+
 // finish seals the one response for the request, fixes it (with the
 // method's state change) in one transition, and only then releases it.
 func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodResult) {
+	defer func() {
+		if r.held != nil { // neither response could be fixed
+			r.held.end()
+			r.held = nil
+		}
+	}()
 	key := exchangeKey(r.clientID, r.requestID)
 	seal := func(body any) (json.RawMessage, error) {
 		pt, err := json.Marshal(body)
@@ -250,28 +296,37 @@ func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodRe
 		}
 		return json.Marshal(pairedResponseEnv{Nonce: rr, Ciphertext: ct})
 	}
-	fix := func(payload json.RawMessage, apply func(*txn, *stateTx, time.Time) error) error {
-		return transact(d.dir, func(t *txn) error {
-			st, err := t.state()
-			if err != nil {
+	fixIn := func(t *txn, payload json.RawMessage, apply func(*txn, *stateTx, time.Time) error) error {
+		st, err := t.state()
+		if err != nil {
+			return err
+		}
+		ex := st.exchange(key)
+		if ex == nil || ex.Status != exProcessing {
+			return errStateChanged
+		}
+		if apply != nil {
+			if err := apply(t, st, d.now()); err != nil {
 				return err
 			}
-			ex := st.exchange(key)
-			if ex == nil || ex.Status != exProcessing {
-				return errStateChanged
-			}
-			if apply != nil {
-				if err := apply(t, st, d.now()); err != nil {
-					return err
-				}
-			}
-			ex.Status = exResponded
-			ex.Response = payload
-			if ex.Completion != "" {
-				ex.PSK, ex.Enc, ex.Ciphertext = nil, nil, nil
-			}
-			return nil
-		})
+		}
+		ex.Status = exResponded
+		ex.Response = payload
+		if ex.Completion != "" {
+			ex.PSK, ex.Enc, ex.Ciphertext = nil, nil, nil
+		}
+		return nil
+	}
+	fix := func(payload json.RawMessage, apply func(*txn, *stateTx, time.Time) error) error {
+		if r.held == nil {
+			return transact(d.dir, func(t *txn) error { return fixIn(t, payload, apply) })
+		}
+		if err := fixIn(r.held, payload, apply); err != nil {
+			return err // the held acceptance stands, for the error response
+		}
+		t := r.held
+		r.held = nil
+		return t.commit()
 	}
 	payload, err := seal(res.body)
 	if err == nil {

@@ -160,6 +160,19 @@ func (f *fakeApprover) Decide(ctx context.Context, a *Approval) Decision {
 	return Decision{Approve: true}
 }
 
+// DecideNow makes the default approval immediate (as a policy is), so that
+// most tests take the path that accepts and answers in one commit; a test
+// that sets its own decision function is asked through Decide.
+func (f *fakeApprover) DecideNow(a *Approval) (Decision, bool) {
+	f.mu.Lock()
+	custom := f.decide != nil
+	f.mu.Unlock()
+	if custom || a.Kind == "pairing" {
+		return Decision{}, false
+	}
+	return f.Decide(context.Background(), a), true
+}
+
 func (f *fakeApprover) set(fn func(ctx context.Context, a *Approval) Decision) {
 	f.mu.Lock()
 	f.decide = fn

@@ -369,7 +369,7 @@ func (d *Device) invocation(r *request) methodResult {
 		return d.refuse(r, "invocation", nil, nil, err)
 	}
 	var store map[string]*storedSecret
-	if err := transact(d.dir, func(t *txn) error {
+	if err := d.transactFor(r, func(t *txn) error {
 		ss, err := t.secrets()
 		store = ss.Secrets
 		return err
@@ -435,7 +435,17 @@ func clientActive(st *stateTx, clientID string) bool {
 // stands; otherwise res is the answer to send (or an abandon).
 func (d *Device) decide(r *request, a *Approval) (res methodResult, ok bool) {
 	d.logf("approval %s: %s for client %s (request %s)", a.ID, a.Kind, r.clientID, r.requestID)
-	dec := d.approver.Decide(r.ctx, a)
+	dec, now := Decision{}, false
+	if ia, can := d.approver.(ImmediateApprover); can && r.held != nil {
+		dec, now = ia.DecideNow(a)
+	}
+	if !now {
+		if err := d.release(r); err != nil {
+			d.logf("request %s from client %s: %v", r.requestID, r.clientID, err)
+			return errorResult(errInvalidState, "device state unavailable"), false
+		}
+		dec = d.approver.Decide(r.ctx, a)
+	}
 	if d.ctx.Err() != nil {
 		return methodResult{abandon: true}, false
 	}

@@ -23,7 +23,7 @@ type secretMeta struct {
 // releases no value.
 func (d *Device) secretList(r *request) methodResult {
 	out := map[string]secretMeta{}
-	if err := transact(d.dir, func(t *txn) error {
+	if err := d.transactFor(r, func(t *txn) error {
 		ss, err := t.secrets()
 		if err != nil {
 			return err
@@ -122,7 +122,7 @@ func (d *Device) secretUpload(r *request) methodResult {
 		return rejected(fmt.Sprintf("unknown secret type %q", printable(*s.Type)))
 	}
 	var problem string
-	if err := transact(d.dir, func(t *txn) error {
+	if err := d.transactFor(r, func(t *txn) error {
 		ss, err := t.secrets()
 		if err == nil {
 			problem = uploadProblem(ss, up)

@@ -184,6 +184,7 @@ type secretStore struct {
 // secrets.json, loaded on first use and written back when marked dirty.
 type txn struct {
 	dir     string
+	unlock  func()
 	db      *bbolt.DB
 	st      *stateTx
 	ss      *secretStore
@@ -223,38 +224,39 @@ func (t *txn) secrets() (*secretStore, error) {
 	return t.ss, nil
 }
 
-// close ends a state transaction that was not committed and closes the
-// database.
-func (t *txn) close() {
+// beginTxn takes the directory lock for a transaction; end or commit
+// releases it.
+func beginTxn(dir string) (*txn, error) {
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &txn{dir: dir, unlock: unlock}, nil
+}
+
+// end abandons what was not committed, closes the database and releases
+// the lock.
+func (t *txn) end() {
 	if t.st != nil && t.st.tx.DB() != nil {
 		t.st.tx.Rollback()
 	}
 	if t.db != nil {
 		t.db.Close()
 	}
+	t.unlock()
 }
 
-// transact runs fn under the directory lock and stores what it changed, in
-// one bbolt commit. Callers never call into the relay while inside fn: the
-// relay holds its own lock while it saves client records here.
-func transact(dir string, fn func(t *txn) error) error {
-	unlock, err := lockDir(dir)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	t := &txn{dir: dir}
-	defer t.close()
-	if err := fn(t); err != nil {
-		return err
-	}
+// commit stores what the transaction changed, in one bbolt commit, and
+// ends it.
+func (t *txn) commit() error {
+	defer t.end()
 	if t.st != nil && t.st.err != nil {
 		return t.st.err
 	}
 	// Secrets first: an upload is queued before the response that confirms
 	// it is fixed in state.db.
 	if t.ssDirty {
-		if err := writeJSON(dir, secretsFile, t.ss); err != nil {
+		if err := writeJSON(t.dir, secretsFile, t.ss); err != nil {
 			return err
 		}
 	}
@@ -262,6 +264,21 @@ func transact(dir string, fn func(t *txn) error) error {
 		return t.st.commit()
 	}
 	return nil
+}
+
+// transact runs fn under the directory lock and stores what it changed.
+// Callers never call into the relay while inside fn: the relay holds its
+// own lock while it saves client records here.
+func transact(dir string, fn func(t *txn) error) error {
+	t, err := beginTxn(dir)
+	if err != nil {
+		return err
+	}
+	if err := fn(t); err != nil {
+		t.end()
+		return err
+	}
+	return t.commit()
 }
 
 func loadIdentity(dir string) (*identity, error) {

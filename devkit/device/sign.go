@@ -71,7 +71,7 @@ func (d *Device) resolveSign(r *request) (*signTarget, error) {
 
 	var inv *invocation
 	var stored *storedSecret
-	err = transact(d.dir, func(t *txn) error {
+	err = d.transactFor(r, func(t *txn) error {
 		st, err := t.state()
 		if err != nil {
 			return err

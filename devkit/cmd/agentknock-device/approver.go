@@ -111,6 +111,24 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	return ans.d
 }
 
+// DecideNow implements device.ImmediateApprover: the policy's, a rule's or
+// a grant's decision, shown and logged as Decide shows and logs it; ok is
+// false when a person has to answer (Decide then shows the request and
+// asks).
+func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
+	d, note, by, ok, _ := ap.automatic(a)
+	if !ok {
+		return device.Decision{}, false
+	}
+	v := viewOf(a)
+	ap.con.print(renderApproval(&v))
+	ap.con.printf("  -> %s %s\n", clean(a.ID), note)
+	ap.record(a, d, by)
+	ap.showConfirmedCode(a, d)
+	ap.reprompt()
+	return d, true
+}
+
 // Refused implements device.RefusalRecorder: requests the device refused
 // as invalid without asking are logged too.
 func (ap *approver) Refused(a *device.Approval, message string) {
