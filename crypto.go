@@ -123,6 +123,21 @@ func parseULID(s string) (ULID, error) {
 	return id, nil
 }
 
+// canonicalULIDText is the form the relay routes on,
+// [0-7][0-9A-HJKMNP-TV-Z]{25}, zero included (a regular expression compiled
+// at start-up cost every invocation more than this loop costs a run).
+func canonicalULIDText(s string) bool {
+	if len(s) != 26 || s[0] < '0' || s[0] > '7' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if ulidDigit(s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func ulidDigit(c byte) int {
 	return strings.IndexByte(ulidAlphabet, c)
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,23 @@ func TestSecretBytesRedacted(t *testing.T) {
 	var raw []byte = psk
 	if len(raw) != 4 {
 		t.Fatal("secretBytes lost its bytes")
+	}
+}
+
+// TestCanonicalULIDText keeps the relay's routing check equal to the
+// pattern it replaced.
+func TestCanonicalULIDText(t *testing.T) {
+	pattern := regexp.MustCompile(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)
+	cases := []string{"", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "00000000000000000000000000", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+		"81ARZ3NDEKTSV4RRFFQ69G5FAV", "01arz3ndektsv4rrffq69g5fav", "01ARZ3NDEKTSV4RRFFQ69G5FA", "01ARZ3NDEKTSV4RRFFQ69G5FAVV",
+		"01ARZ3NDEKTSV4RRFFQ69G5FAI", "01ARZ3NDEKTSV4RRFFQ69G5FAL", "01ARZ3NDEKTSV4RRFFQ69G5FAO", "01ARZ3NDEKTSV4RRFFQ69G5FAU",
+		"01ARZ3NDEKTSV4RRFFQ69G5FA-", "01ARZ3NDEKTSV4RRFFQ69G5FA\n"}
+	for c := byte(0); c < 128; c++ {
+		cases = append(cases, "0"+strings.Repeat(string(c), 25), string(c)+"1ARZ3NDEKTSV4RRFFQ69G5FAV")
+	}
+	for _, s := range cases {
+		if got, want := canonicalULIDText(s), pattern.MatchString(s); got != want {
+			t.Errorf("canonicalULIDText(%q) = %v, the pattern says %v", s, got, want)
+		}
 	}
 }

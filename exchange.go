@@ -50,6 +50,7 @@ type deviceCall struct {
 // without a stage (a reconnection) are --verbose details.
 func relayProgress(out *output) relayOptions {
 	return relayOptions{Progress: func(event string) {
+		traceStep("relay: " + event)
 		switch event {
 		case "connected", "request acknowledged by relay":
 			out.setStage(stageWaitingForDelivery)
@@ -91,6 +92,7 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 	if err != nil {
 		return nil, nil, err
 	}
+	traceStep("HPKE seal")
 	call := &deviceCall{x: x}
 
 	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
@@ -111,6 +113,7 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 		call.abort(abortOther, "the relay exchange failed", out)
 		return nil, nil, describeRelayError(err)
 	}
+	traceStep("relay: response handed over")
 	plaintext, report, err := openPairedResponse(x, raw)
 	if report != nil {
 		call.abort(abortOther, "unauthenticated error report", out)

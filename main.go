@@ -95,6 +95,7 @@ func main() {
 }
 
 func agentknockMain(args []string) int {
+	traceStep("runtime start")
 	if len(args) > 0 && args[0] == serviceRole {
 		return serviceMain(args[1:])
 	}

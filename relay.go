@@ -19,7 +19,6 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,9 +55,6 @@ var (
 	errCompletionTimedOut = errors.New("timed out handing the completion to the relay")
 	errExchangeClosed     = errors.New("relay exchange already closed")
 )
-
-// relayULIDPattern is the canonical ULID text form the relay routes on.
-var relayULIDPattern = regexp.MustCompile(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)
 
 type relayEndpoint struct {
 	BaseURL *url.URL // ws:// or wss://, validated by parseRelayURL
@@ -281,7 +277,7 @@ func newRelayExchange(ep relayEndpoint, path, clientID, requestID string, opt re
 	if err := validateRelayURL(ep.BaseURL); err != nil {
 		return nil, err
 	}
-	if !relayULIDPattern.MatchString(clientID) || !relayULIDPattern.MatchString(requestID) {
+	if !canonicalULIDText(clientID) || !canonicalULIDText(requestID) {
 		return nil, errors.New("relay exchange: client_id and request_id must be canonical ULIDs")
 	}
 	if !strings.HasPrefix(path, "/v1/") {

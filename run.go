@@ -47,6 +47,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err != nil {
 		return notContacted("%v", err)
 	}
+	traceStep("selection and hashing")
 	op := execOperation{
 		Type:             "exec",
 		Command:          o.Command[0],
@@ -75,7 +76,9 @@ func runCommand(o *runOptions, cs callerState) int {
 	if _, err := rand.Read(token); err != nil {
 		return notContacted("%v", err)
 	}
-	inv, err := newInvocationRequest(requested, o.Reason, op, launcherChain(), token)
+	chain := launcherChain()
+	traceStep("launcher chain")
+	inv, err := newInvocationRequest(requested, o.Reason, op, chain, token)
 	if err != nil {
 		return notContacted("%v", err)
 	}
@@ -117,6 +120,7 @@ func runCommand(o *runOptions, cs callerState) int {
 		reportDelivery(out, approval, stdinSource)
 		out.print("Running command %s.", quoted(o.Command[0]))
 	}
+	traceFlush()
 	err = execCommand(wd, exe, o.Command, env, svc.stdinPipe(), cs, watch)
 	var intr *interrupted
 	var changed *revalidationError

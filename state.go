@@ -37,9 +37,13 @@ type pairingState struct {
 	RotationKey string `json:"rotation_key,omitempty"`
 	RelayURL    string `json:"relay_url,omitempty"`
 
-	// other holds the members this client does not know, written back as read.
-	other map[string]json.RawMessage
+	// read is the file as read: the members this client does not know are
+	// written back from it, decoded only then (a run only reads).
+	read []byte
 }
+
+// knownPairingMembers are pairingState's own members.
+var knownPairingMembers = []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url"}
 
 var errNoPairing = errors.New("no pairing")
 
@@ -105,12 +109,7 @@ func decodePairing(data []byte) (*pairingState, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(data, &p.other); err != nil {
-		return nil, err
-	}
-	for _, known := range []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url"} {
-		delete(p.other, known)
-	}
+	p.read = data
 	token, err := base64.RawURLEncoding.DecodeString(p.ClientToken)
 	if err != nil || len(token) != 32 || base64.RawURLEncoding.EncodeToString(token) != p.ClientToken {
 		return nil, errors.New("client_token must be a canonical unpadded base64url 32-byte token")
@@ -134,14 +133,20 @@ func decodePairing(data []byte) (*pairingState, error) {
 }
 
 func encodePairing(p *pairingState) ([]byte, error) {
-	// The unexported other field is not marshalled; it is merged below.
+	// The unexported read field is not marshalled; what it holds beyond
+	// the known members is merged below.
 	known, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
 	}
 	all := map[string]json.RawMessage{}
-	for k, v := range p.other {
-		all[k] = v
+	if p.read != nil {
+		if err := json.Unmarshal(p.read, &all); err != nil {
+			return nil, err
+		}
+		for _, k := range knownPairingMembers {
+			delete(all, k)
+		}
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(known, &members); err != nil {
