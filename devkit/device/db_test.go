@@ -7,6 +7,7 @@ package device
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -283,24 +284,7 @@ func TestRequestWritesAreBoundedAt10000Exchanges(t *testing.T) {
 
 	// 10,000 copies of that exchange and invocation, spread over the last
 	// 20 hours (none due for pruning), written directly.
-	now := h.clock.now()
-	if err := transact(h.dir, func(tx *txn) error {
-		st, err := tx.state()
-		if err != nil {
-			return err
-		}
-		ex0, inv0 := st.exchange(exchangeKey(c.clientID.String(), rid)), st.invocation(rid)
-		for i := range 10000 {
-			id := newULID(now.Add(-20 * time.Hour).Add(time.Duration(i) * 7 * time.Second)).String()
-			ex, inv := *ex0, *inv0
-			ex.RequestID, inv.ID = id, id
-			st.addExchange(&ex)
-			st.addInvocation(&inv)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	seedRetained(t, h, exchangeKey(c.clientID.String(), rid), 10000)
 	if n := countRecords(t, h.dir, bucketExchanges); n < 10000 {
 		t.Fatalf("%d exchanges retained after seeding", n)
 	}
@@ -319,21 +303,58 @@ func TestRequestWritesAreBoundedAt10000Exchanges(t *testing.T) {
 	}
 }
 
+// seedRetained stores n copies of the exchange under key and of its
+// invocation, with request ids spread over the last 20 hours.
+func seedRetained(t testing.TB, h *harness, key string, n int) {
+	t.Helper()
+	now := h.clock.now()
+	if err := transact(h.dir, func(tx *txn) error {
+		st, err := tx.state()
+		if err != nil {
+			return err
+		}
+		ex0 := st.exchange(key)
+		inv0 := st.invocation(ex0.RequestID)
+		for i := range n {
+			id := newULID(now.Add(-20 * time.Hour).Add(time.Duration(i) * 20 * time.Hour / time.Duration(n))).String()
+			ex, inv := *ex0, *inv0
+			ex.RequestID, inv.ID = id, id
+			st.addExchange(&ex)
+			st.addInvocation(&inv)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // BenchmarkInvocation is the device's own share of an approved run: the
 // Invocation request through Deliver to its released response, then the
-// completion, against the state directory (fsyncs included).
+// completion, against the state directory (fsyncs included), on a fresh
+// device and on one retaining 10,000 exchanges and invocations.
 func BenchmarkInvocation(b *testing.B) {
-	h := newHarness(b)
-	if err := SetEnvSecret(h.dir, "github", "", map[string]string{"GH_HOST": "github.com", "GH_TOKEN": "tok-123"}); err != nil {
-		b.Fatal(err)
-	}
-	c := h.pair()
-	fields := invocationFields(map[string]any{"github": map[string]any{}})
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		x := c.newRequest(newULID(h.clock.now()), body(b, "Invocation", fields))
-		x.deliver()
-		x.rawResponse(1)
-		x.complete(map[string]any{"result": "APPROVED"})
+	for _, retained := range []int{0, 10000} {
+		b.Run(fmt.Sprintf("retained=%d", retained), func(b *testing.B) {
+			h := newHarness(b)
+			if err := SetEnvSecret(h.dir, "github", "", map[string]string{"GH_HOST": "github.com", "GH_TOKEN": "tok-123"}); err != nil {
+				b.Fatal(err)
+			}
+			c := h.pair()
+			fields := invocationFields(map[string]any{"github": map[string]any{}})
+			invoke := func() string {
+				x := c.newRequest(newULID(h.clock.now()), body(b, "Invocation", fields))
+				x.deliver()
+				x.rawResponse(1)
+				x.complete(map[string]any{"result": "APPROVED"})
+				return exchangeKey(c.clientID.String(), x.requestID.String())
+			}
+			key := invoke()
+			if retained > 0 {
+				seedRetained(b, h, key, retained)
+			}
+			for b.Loop() {
+				invoke()
+			}
+		})
 	}
 }

@@ -186,6 +186,7 @@ func (r *Relay) handleMessage(s *socket, f clientFrame) {
 			ex.addressID = s.addressID
 		}
 		r.exchanges[key] = ex
+		r.live[f.ClientID]++
 		r.associate(ex, s).seenRequest = true
 		s.send(ackFrame(f.ClientID, f.RequestID, f.Kind))
 		r.afterAck(s, f)
@@ -263,14 +264,16 @@ func (r *Relay) afterAck(s *socket, f clientFrame) bool {
 	return true
 }
 
-func (r *Relay) liveExchanges(clientID string) int {
-	n := 0
-	for k, ex := range r.exchanges {
-		if k.clientID == clientID && (ex.state == exOpen || ex.state == exClosing) {
-			n++
-		}
+// liveExchanges counts a client's open or closing exchanges, kept as a
+// count so that admitting a request does not walk every exchange the relay
+// still remembers.
+func (r *Relay) liveExchanges(clientID string) int { return r.live[clientID] }
+
+// ended moves an exchange out of the live count.
+func (r *Relay) ended(ex *exchange) {
+	if r.live[ex.key.clientID]--; r.live[ex.key.clientID] <= 0 {
+		delete(r.live, ex.key.clientID)
 	}
-	return n
 }
 
 // handleResume answers one resume with a state snapshot and then any
@@ -348,6 +351,7 @@ func (r *Relay) markDelivered(ex *exchange, kind string) {
 		}
 	}
 	if kind == kindCompletion && ex.state == exClosing {
+		r.ended(ex)
 		ex.state = exSettled
 		ex.endedAt = r.now()
 	}
@@ -392,6 +396,7 @@ func (r *Relay) expire(ex *exchange) {
 			sl.set(msgDiscarded)
 		}
 	}
+	r.ended(ex)
 	ex.state = exExpired
 	ex.endedAt = r.now()
 	for s := range ex.assoc {

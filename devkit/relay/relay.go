@@ -33,6 +33,7 @@ type Relay struct {
 	clients      map[string]*clientEntry
 	exchanges    map[exchangeKey]*exchange
 	tombstones   map[exchangeKey]time.Time
+	live         map[string]int // open or closing exchanges per client id
 	sockets      map[*socket]struct{}
 	pending      []exchangeKey // delivery queue
 	faults       []faultState
@@ -63,6 +64,7 @@ func New(cfg Config) (*Relay, error) {
 		clients:      clients,
 		exchanges:    map[exchangeKey]*exchange{},
 		tombstones:   map[exchangeKey]time.Time{},
+		live:         map[string]int{},
 		sockets:      map[*socket]struct{}{},
 		lastResponse: map[string]lastResponse{},
 		deliveryWake: make(chan struct{}, 1),
