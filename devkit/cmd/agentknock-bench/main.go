@@ -608,7 +608,11 @@ func traceBench(c config, root string, w *world, trueBin string) error {
 	for _, s := range order {
 		fmt.Printf("  %8s  %s\n", ms(median(steps[s])), s)
 	}
-	fmt.Printf("  %8s  launch to exec (median of the sums)\n", ms(median(totals)))
+	var sum time.Duration
+	for _, s := range order {
+		sum += median(steps[s])
+	}
+	fmt.Printf("  %8s  launch to exec: sum of the medians (median of the per-run sums %s)\n", ms(sum), ms(median(totals)))
 	files, _ := filepath.Glob(filepath.Join(profiles, "*.pprof"))
 	top := exec.Command("go", append([]string{"tool", "pprof", "-top", "-cum", "-nodecount=40", bin}, files...)...)
 	out, err := top.Output()
