@@ -612,7 +612,7 @@ func traceBench(c config, root string, w *world, trueBin string) error {
 	for _, s := range order {
 		sum += median(steps[s])
 	}
-	fmt.Printf("  %8s  launch to exec: sum of the medians (median of the per-run sums %s)\n", ms(sum), ms(median(totals)))
+	fmt.Printf("  %8s  launch to the exec hand-off: sum of the medians (median of the per-run sums %s); revalidation and execveat follow\n", ms(sum), ms(median(totals)))
 	files, _ := filepath.Glob(filepath.Join(profiles, "*.pprof"))
 	top := exec.Command("go", append([]string{"tool", "pprof", "-top", "-cum", "-nodecount=40", bin}, files...)...)
 	out, err := top.Output()
