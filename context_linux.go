@@ -4,7 +4,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"os"
 	"strconv"
 	"strings"
@@ -23,20 +23,23 @@ func launcherChain() []string {
 	}, parentPID)
 }
 
-// parentPID reads PPid from /proc/PID/status.
+// parentPID reads the parent from /proc/PID/stat: the fourth field, after
+// the command name in parentheses (which may itself hold spaces and ")").
+// stat costs the kernel less to produce than status.
 func parentPID(pid int) (int, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "PPid:"); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, os.ErrNotExist
 	}
-	return 0, os.ErrNotExist
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 2 {
+		return 0, os.ErrNotExist
+	}
+	return strconv.Atoi(fields[1])
 }
 
 // pairingHost reads the files the reference client reads: /etc/hostname,
