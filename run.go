@@ -84,9 +84,11 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 	out.detail("executable: %s (%s, sha256 %s)", exe.path, modeName(exe.script), hashText(exe.hash))
 	out.detail("signal state: %s", cs.describe())
+	traceStep("request built")
 
 	// Steps 3-4: the device exchange. SIGINT and SIGTERM cancel it.
 	watch := watchTermination(cs)
+	traceStep("signal watch")
 	approval, invocationID, err := requestApproval(home, inv, watch, out)
 	if err != nil {
 		return reportCallError(err, "the command did not run.", out)
