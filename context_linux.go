@@ -1,10 +1,13 @@
 // Linux approval context: launcher executables from /proc
 // (command-execution.md, "Approval context"); the host's pairing metadata
-// from /etc.
+// from /etc. Without /proc the chain is empty (nothing else names another
+// process's executable), and parent records come from PIDFD_GET_INFO
+// (Linux 6.13) for the service's peer check.
 package main
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -23,8 +26,12 @@ func launcherChain() []string {
 	}, parentPID)
 }
 
-// parentPID reads PPid from /proc/PID/status.
+// parentPID reads PPid from /proc/PID/status, or without /proc asks a pidfd
+// of the process (errNoParentRecords when the kernel cannot tell).
 func parentPID(pid int) (int, error) {
+	if !procfsMounted() {
+		return pidfdParent(pid)
+	}
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, err
@@ -64,4 +71,20 @@ func hostInfoFrom(etc string) hostInfo {
 		}
 	}
 	return h
+}
+
+func pidfdParent(pid int) (int, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_PID}
+	switch err := unix.IoctlPidfdInfo(fd, &info); {
+	case errors.Is(err, unix.ENOTTY), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
+		return 0, errNoParentRecords
+	case err != nil:
+		return 0, err
+	}
+	return int(info.Ppid), nil
 }
