@@ -5,3 +5,9 @@
 package main
 
 func checkHostFacilities(runNeeds) error { return nil }
+
+// runDescriptors is unused on macOS, where the runtime's poller (kqueue)
+// is one descriptor and low limits have not shown this failure.
+const runDescriptors = 0
+
+func checkDescriptors(int, bool) error { return nil }

@@ -109,7 +109,7 @@ func checkDescriptors(need int, service bool) error {
 		if service && total < serviceLimit {
 			total = serviceLimit
 		}
-		return selectionErrorf("the open-file limit (ulimit -n, %d) leaves too few descriptors for this run; raise it to at least %d", lim.Cur, total)
+		return selectionErrorf("the open-file limit (ulimit -n, %d) leaves too few descriptors for agentknock; raise it to at least %d", lim.Cur, total)
 	}
 	if service && lim.Cur < serviceLimit {
 		return tooLow()

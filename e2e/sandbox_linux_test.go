@@ -345,6 +345,22 @@ func TestLowOpenFileLimits(t *testing.T) {
 				t.Fatalf("limit %d, %s: neither ran nor stopped before the request: %s\nserve log:\n%s", n, p.name, r, clip(w.log()))
 			}
 		}
+		// The other subcommands that talk to the relay: a result or one
+		// message, never a runtime failure.
+		for _, args := range [][]string{{"pairing", "status"}, {"secret", "list"}} {
+			r := w.agentknockWith(limited, args...)
+			if (r.code != 0 && r.code != 1) || strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "runtime:") || strings.Contains(r.stderr, "fatal error") {
+				t.Fatalf("limit %d, %s: %s", n, strings.Join(args, " "), r)
+			}
+			if r.code == 0 {
+				ran[strings.Join(args, " ")] = append(ran[strings.Join(args, " ")], n)
+			}
+		}
+	}
+	for _, name := range []string{"pairing status", "secret list"} {
+		if got := ran[name]; len(got) == 0 || got[len(got)-1] != 32 {
+			t.Fatalf("%s never worked, or not at 32: %v", name, got)
+		}
 	}
 	for _, p := range paths {
 		got := ran[p.name]
