@@ -132,6 +132,23 @@ func openForReading(x *executable) (*os.File, error) {
 	return os.NewFile(uintptr(fd), x.path), nil
 }
 
+// checkNamed requires the candidate name to lead to the retained object.
+func checkNamed(x *executable) error {
+	fd, err := unix.Open(x.candidate, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if !sameObject(&st, x.dev, x.ino) {
+		return fmt.Errorf("%s was replaced while it was being inspected", x.candidate)
+	}
+	return nil
+}
+
 // openReadable opens the retained object for reading. O_NONBLOCK only
 // keeps a swapped-in FIFO from blocking the open; it is cleared afterwards
 // so that reads never involve the runtime's network poller, which needs
@@ -143,6 +160,11 @@ func openReadable(x *executable) (int, error) {
 	if procfsMounted() {
 		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(x.fd), flags, 0)
 	} else {
+		// Look first: a device or FIFO put at the name since selection is
+		// never opened for reading (opening a device can have effects).
+		if err := checkNamed(x); err != nil {
+			return -1, err
+		}
 		fd, err = unix.Open(x.candidate, flags, 0)
 	}
 	if err != nil {

@@ -129,6 +129,34 @@ func TestRunWithoutProcfs(t *testing.T) {
 	w.leakCheck(value)
 }
 
+// Without /proc on a kernel that cannot report parents (PIDFD_GET_INFO
+// refused as before Linux 6.13), the service accepts peers of the command's
+// session only: the login works, a client in a session of its own is
+// refused, which a descendant check would have accepted.
+func TestSessionPeerCheckWithoutParentRecords(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	key := deviceSSHKey(t, w, "login", "ed25519")
+	w.startServe(`{"default":"deny","pairing":"approve","secrets":{"login":"approve"}}`, "")
+	w.pair()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		needSandbox(t, "setsid is not installed (util-linux)")
+	}
+	srv := startSSHServer(t, w, key)
+	probe := `ssh-add -L >/dev/null && echo same-session; setsid -w ssh-add -L >/dev/null 2>&1 && echo own-session; exec "$@"`
+	args := append([]string{"-s", "login", "--", "sh", "-c", probe, "sh"}, srv.sshArgs("echo", "logged-in")...)
+
+	r := w.agentknockWith(runOpts{wrap: withoutProcfs(t, w)}, args...)
+	if r.code != 0 || r.stdout != "same-session\nown-session\nlogged-in\n" {
+		t.Fatalf("descendant check without /proc: %s", r)
+	}
+	old := runOpts{wrap: append([]string{os.Args[0]}, withoutProcfs(t, w)...), env: []string{seccompEnv + "=PIDFD_GET_INFO 25"}}
+	r = w.agentknockWith(old, args...)
+	if r.code != 0 || r.stdout != "same-session\nlogged-in\n" {
+		t.Fatalf("session check without parent records: %s\nserve log:\n%s", r, clip(w.log()))
+	}
+}
+
 // As PID 1 of a new PID namespace (a container's entrypoint), the service
 // starts and serves, and the command is PID 1 itself.
 func TestRunAsPID1(t *testing.T) {
@@ -181,15 +209,17 @@ func init() {
 }
 
 // seccompTargets are the facilities a run needs, as system call numbers;
-// a nonzero optname limits getsockopt to that option.
+// a nonzero value limits the refusal to calls whose argument arg is value.
 var seccompTargets = map[string]struct {
-	nr      uint32
-	optname uint32
+	nr         uint32
+	arg, value uint32
 }{
-	"execveat":    {uint32(unix.SYS_EXECVEAT), 0},
-	"pidfd_open":  {uint32(unix.SYS_PIDFD_OPEN), 0},
-	"faccessat2":  {uint32(unix.SYS_FACCESSAT2), 0},
-	"SO_PEERCRED": {uint32(unix.SYS_GETSOCKOPT), unix.SO_PEERCRED},
+	"execveat":    {uint32(unix.SYS_EXECVEAT), 0, 0},
+	"pidfd_open":  {uint32(unix.SYS_PIDFD_OPEN), 0, 0},
+	"faccessat2":  {uint32(unix.SYS_FACCESSAT2), 0, 0},
+	"SO_PEERCRED": {uint32(unix.SYS_GETSOCKOPT), 2, unix.SO_PEERCRED},
+	// A kernel before 6.13 answers ENOTTY.
+	"PIDFD_GET_INFO": {uint32(unix.SYS_IOCTL), 1, unix.PIDFD_GET_INFO},
 }
 
 func refuseAndExec(spec string, argv []string) error {
@@ -212,20 +242,20 @@ func refuseAndExec(spec string, argv []string) error {
 		ret  = unix.BPF_RET | unix.BPF_K
 		nrAt = 0
 		arAt = 4
-		a2At = 16 + 2*8 // seccomp_data.args[2], low half on little-endian
 	)
+	argAt := 16 + 8*target.arg // seccomp_data.args[arg], low half on little-endian
 	deny := unix.SECCOMP_RET_ERRNO | uint32(errno)
 	prog := []unix.SockFilter{
 		{Code: ld, K: arAt},
 		{Code: jeq, Jt: 0, Jf: 4, K: arch},
 		{Code: ld, K: nrAt},
 		{Code: jeq, Jt: 0, Jf: 2, K: target.nr},
-		{Code: ld, K: a2At},
-		{Code: jeq, Jt: 1, Jf: 0, K: target.optname},
+		{Code: ld, K: argAt},
+		{Code: jeq, Jt: 1, Jf: 0, K: target.value},
 		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
 		{Code: ret, K: deny},
 	}
-	if target.optname == 0 {
+	if target.value == 0 {
 		// Any arguments: straight to the refusal.
 		prog[4] = unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JA, K: 2}
 	}
