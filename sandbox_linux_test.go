@@ -16,17 +16,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// descriptorsOf waits until process pid runs program, then lists its open
+// descriptorsOf waits until process pid runs program and sleeps in it (the
+// C library opens locale files while it starts), then lists its open
 // descriptors as "N -> target" (pipes and sockets without inode numbers).
 // The test observes from outside, so the probe itself opens nothing.
 func descriptorsOf(t *testing.T, pid int, program string) string {
 	t.Helper()
 	proc := "/proc/" + strconv.Itoa(pid)
+	sleeping := func() bool {
+		data, _ := os.ReadFile(proc + "/syscall")
+		nr, _, _ := strings.Cut(string(data), " ")
+		return nr == strconv.Itoa(unix.SYS_CLOCK_NANOSLEEP) || nr == strconv.Itoa(unix.SYS_NANOSLEEP)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if exe, _ := os.Readlink(proc + "/exe"); exe == program {
+		if exe, _ := os.Readlink(proc + "/exe"); exe == program && sleeping() {
 			break
 		}
 		if time.Now().After(deadline) {
