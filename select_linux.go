@@ -143,7 +143,7 @@ func checkNamed(x *executable) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	if !sameObject(&st, x.dev, x.ino) {
+	if x.checkIdentity(&st) != nil {
 		return fmt.Errorf("%s was replaced while it was being inspected", x.candidate)
 	}
 	return nil
