@@ -63,6 +63,9 @@ func checkHostFacilities(n runNeeds) error {
 		need = serviceDescriptors
 	}
 	if err := checkDescriptors(need, n.service); err != nil {
+		if n.service && checkDescriptors(runDescriptors, false) == nil {
+			return selectionErrorf("%v. The invocation service (for --stdin and SSH secrets) needs them; if no requested secret is an SSH key and --stdin is not used, --no-ssh-agent --no-git-sign run with fewer.", err)
+		}
 		return err
 	}
 	if n.service {
