@@ -265,3 +265,20 @@ func TestArm64UnderQemu(t *testing.T) {
 		t.Fatal("the request was sent although execveat is missing")
 	}
 }
+
+// What the probes before the request cost: the system calls a path needs
+// and the descriptors it takes for a moment (go test -bench HostFacilities).
+func BenchmarkHostFacilities(b *testing.B) {
+	for _, n := range []struct {
+		name  string
+		needs runNeeds
+	}{{"binary", runNeeds{}}, {"binary with service", runNeeds{service: true}}} {
+		b.Run(n.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := checkHostFacilities(n.needs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
