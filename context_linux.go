@@ -2,7 +2,9 @@
 // (command-execution.md, "Approval context"); the host's pairing metadata
 // from /etc. Without /proc the chain is empty (nothing else names another
 // process's executable), and parent records come from PIDFD_GET_INFO
-// (Linux 6.13) for the service's peer check.
+// (Linux 6.13,
+// https://man7.org/linux/man-pages/man2/PIDFD_GET_INFO.2const.html) for the
+// service's peer check.
 package main
 
 import (

@@ -32,7 +32,8 @@ func peerPID(c net.Conn) (int, error) {
 // service can see descends from the init of its PID namespace (a peer
 // outside it has PID 0), so an owner that is PID 1 accepts them all. Where
 // parent records cannot be read at all (no /proc and a kernel without
-// PIDFD_GET_INFO), the weaker same-session check stands in.
+// PIDFD_GET_INFO), the weaker same-session check stands in, as in the
+// reference client (https://github.com/agentknock/agentknock-cli).
 func descendsFrom(pid, owner int) bool {
 	if pid <= 0 {
 		return false

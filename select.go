@@ -33,7 +33,6 @@ type executable struct {
 	// readable is the same object opened for reading (Linux), retained
 	// from inspection to revalidation; nil until then or when unreadable.
 	readable *os.File //lint:ignore U1000 Linux only
-
 }
 
 // workdir is the retained working directory.

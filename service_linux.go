@@ -3,8 +3,8 @@
 // helper's link to it, and the owner watch through a pidfd. With /proc
 // mounted the executable is /proc/self/exe, the exact file that is running;
 // without it (bubblewrap, minimal containers) it is the path the kernel
-// executed, which service.go identifies by device and inode before the
-// request and checks again before starting the service.
+// executed, identified by device and inode before the request (selfimage.go)
+// and checked again before the service starts and the Git helper links to it.
 package main
 
 import (
@@ -21,7 +21,8 @@ import (
 )
 
 // atExecFn is the auxiliary-vector entry holding the pathname given to
-// execve (getauxval(3)); x/sys has no constant for it.
+// execve (https://man7.org/linux/man-pages/man3/getauxval.3.html); x/sys
+// has no constant for it.
 const atExecFn = 31
 
 // retainSelfImage has nothing to record with /proc: /proc/self/exe is the

@@ -1,6 +1,7 @@
 // Where agents run (command-execution.md, "Platform implementations" and
 // "Linux implementation"): a mount namespace without /proc (bubblewrap, as
-// the reference client's tests/without_procfs.py builds it), PID 1 of a PID
+// the reference client's tests/without_procfs.py builds it,
+// https://github.com/agentknock/agentknock-cli), PID 1 of a PID
 // namespace, seccomp filters refusing each facility the run needs, and low
 // open-file limits. Every refusal must stop before the device sees a
 // request; everything else must work as it does on a plain host.
