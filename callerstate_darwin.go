@@ -22,6 +22,9 @@ import (
 type callerState struct {
 	ignored [65]bool
 	mask    uint64 // the caller's mask less what the runtime unblocks
+	// closedStd stays 0: without an entry hook a descriptor the caller
+	// closed cannot be told from the runtime's /dev/null.
+	closedStd uint8
 }
 
 // loadCallerState must run before the first signal.Notify.

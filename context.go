@@ -12,6 +12,16 @@ import (
 // maxLauncherDepth is how many ancestor executables the request reports.
 const maxLauncherDepth = 4
 
+// reportedStream is what the request says about standard descriptor fd: a
+// descriptor the caller closed is UNKNOWN (the protocol has no kind for it;
+// the runtime put /dev/null there, which the command will not get).
+func (cs callerState) reportedStream(fd int) string {
+	if cs.closedStd&(1<<fd) != 0 {
+		return "UNKNOWN"
+	}
+	return streamKind(fd)
+}
+
 // streamKind classifies how a standard stream is connected.
 func streamKind(fd int) string {
 	var st unix.Stat_t

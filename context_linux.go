@@ -1,10 +1,15 @@
 // Linux approval context: launcher executables from /proc
 // (command-execution.md, "Approval context"); the host's pairing metadata
-// from /etc.
+// from /etc. Without /proc the chain is empty (nothing else names another
+// process's executable), and parent records come from PIDFD_GET_INFO
+// (Linux 6.13,
+// https://man7.org/linux/man-pages/man2/PIDFD_GET_INFO.2const.html) for the
+// service's peer check.
 package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -24,9 +29,13 @@ func launcherChain() []string {
 }
 
 // parentPID reads the parent from /proc/PID/stat: the fourth field, after
-// the command name in parentheses (which may itself hold spaces and ")").
-// stat costs the kernel less to produce than status.
+// the command name in parentheses (which may itself hold spaces and ")");
+// stat costs the kernel less to produce than status. Without /proc it asks
+// a pidfd of the process (errNoParentRecords when the kernel cannot tell).
 func parentPID(pid int) (int, error) {
+	if !procfsMounted() {
+		return pidfdParent(pid)
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
@@ -67,4 +76,20 @@ func hostInfoFrom(etc string) hostInfo {
 		}
 	}
 	return h
+}
+
+func pidfdParent(pid int) (int, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_PID}
+	switch err := unix.IoctlPidfdInfo(fd, &info); {
+	case errors.Is(err, unix.ENOTTY), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
+		return 0, errNoParentRecords
+	case err != nil:
+		return 0, err
+	}
+	return int(info.Ppid), nil
 }

@@ -1,7 +1,8 @@
 // Process entry hook (linux/amd64): saves the caller's signal dispositions,
-// signal mask and open-file limit before the Go runtime changes them, then
-// continues at the runtime's normal entry. Linked only with
-// -ldflags=-E=agentknock_rt0; see callerstate_linux.go for why.
+// signal mask, open-file limit and closed standard descriptors before the Go
+// runtime changes them, stops with one line when the limit is too low for
+// the runtime to start, then continues at the runtime's normal entry. Linked
+// only with -ldflags=-E=agentknock_rt0; see callerstate_linux.go for why.
 
 #include "textflag.h"
 
@@ -42,8 +43,53 @@ actions:
 	MOVQ	$302, AX
 	SYSCALL
 	CMPQ	AX, $0
-	JNE	done
+	JNE	stdfds
 	MOVQ	$1, ·callerNofileSaved(SB)
+
+stdfds:
+	// fcntl(fd, F_GETFD) for 0, 1 and 2: EBADF is a descriptor the caller
+	// left closed, which the runtime would reopen on /dev/null.
+	XORQ	R12, R12
+	XORQ	R13, R13
+stdfd:
+	MOVQ	R12, DI
+	MOVQ	$1, SI
+	MOVQ	$72, AX
+	SYSCALL
+	CMPQ	AX, $-9
+	JNE	stdnext
+	MOVQ	$1, BX
+	MOVQ	R12, CX
+	SHLQ	CX, BX
+	ORQ	BX, R13
+stdnext:
+	INCQ	R12
+	CMPQ	R12, $3
+	JNE	stdfd
+	MOVQ	R13, ·callerClosedStd(SB)
+
+	// The runtime needs a hard limit of 5 (standard descriptors, epoll,
+	// eventfd) and, to reopen a closed standard descriptor, a soft limit
+	// of 3; below that it would die with a stack trace.
+	CMPQ	·callerNofileSaved(SB), $0
+	JEQ	done
+	CMPQ	·callerNofile+8(SB), $5
+	JCS	toolow
+	CMPQ	R13, $0
+	JEQ	done
+	CMPQ	·callerNofile(SB), $3
+	JCS	toolow
 done:
 	MOVQ	$1, ·callerCaptured(SB)
 	JMP	_rt0_amd64_linux(SB)
+
+toolow:
+	// write(2, message, len); exit_group(1)
+	MOVQ	$2, DI
+	MOVQ	·lowLimitMessage(SB), SI
+	MOVQ	·lowLimitMessage+8(SB), DX
+	MOVQ	$1, AX
+	SYSCALL
+	MOVQ	$1, DI
+	MOVQ	$231, AX
+	SYSCALL

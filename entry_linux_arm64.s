@@ -1,7 +1,8 @@
 // Process entry hook (linux/arm64): saves the caller's signal dispositions,
-// signal mask and open-file limit before the Go runtime changes them, then
-// continues at the runtime's normal entry. Linked only with
-// -ldflags=-E=agentknock_rt0; see callerstate_linux.go for why.
+// signal mask, open-file limit and closed standard descriptors before the Go
+// runtime changes them, stops with one line when the limit is too low for
+// the runtime to start, then continues at the runtime's normal entry. Linked
+// only with -ldflags=-E=agentknock_rt0; see callerstate_linux.go for why.
 
 #include "textflag.h"
 
@@ -39,12 +40,61 @@ actions:
 	MOVD	$·callerNofile(SB), R3
 	MOVD	$261, R8
 	SVC
-	CBNZ	R0, done
+	CBNZ	R0, stdfds
 	MOVD	$1, R4
 	MOVD	$·callerNofileSaved(SB), R5
 	MOVD	R4, (R5)
+
+stdfds:
+	// fcntl(fd, F_GETFD) for 0, 1 and 2: EBADF is a descriptor the caller
+	// left closed, which the runtime would reopen on /dev/null.
+	MOVD	$0, R19
+	MOVD	$0, R20
+stdfd:
+	MOVD	R19, R0
+	MOVD	$1, R1
+	MOVD	$25, R8
+	SVC
+	CMN	$9, R0
+	BNE	stdnext
+	MOVD	$1, R4
+	LSL	R19, R4, R4
+	ORR	R4, R20, R20
+stdnext:
+	ADD	$1, R19, R19
+	CMP	$3, R19
+	BNE	stdfd
+	MOVD	$·callerClosedStd(SB), R5
+	MOVD	R20, (R5)
+
+	// The runtime needs a hard limit of 5 (standard descriptors, epoll,
+	// eventfd) and, to reopen a closed standard descriptor, a soft limit
+	// of 3; below that it would die with a stack trace.
+	MOVD	$·callerNofileSaved(SB), R5
+	MOVD	(R5), R4
+	CBZ	R4, done
+	MOVD	$·callerNofile(SB), R5
+	MOVD	8(R5), R4
+	CMP	$5, R4
+	BLO	toolow
+	CBZ	R20, done
+	MOVD	(R5), R4
+	CMP	$3, R4
+	BLO	toolow
 done:
 	MOVD	$1, R4
 	MOVD	$·callerCaptured(SB), R5
 	MOVD	R4, (R5)
 	B	_rt0_arm64_linux(SB)
+
+toolow:
+	// write(2, message, len); exit_group(1)
+	MOVD	$·lowLimitMessage(SB), R5
+	MOVD	$2, R0
+	MOVD	(R5), R1
+	MOVD	8(R5), R2
+	MOVD	$64, R8
+	SVC
+	MOVD	$1, R0
+	MOVD	$94, R8
+	SVC

@@ -120,6 +120,14 @@ func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, 
 	if err := x.revalidate(wd); err != nil {
 		return &revalidationError{err}
 	}
+	// A standard descriptor the caller left closed is closed again: the
+	// runtime's /dev/null there is not the caller's (descriptor 0 stays
+	// when it is the service's pipe).
+	for fd := 0; fd < 3; fd++ {
+		if cs.closedStd&(1<<fd) != 0 && !(fd == 0 && stdin != nil) {
+			unix.Close(fd)
+		}
+	}
 
 	runtimeBeforeExec()
 	var errno syscall.Errno

@@ -89,6 +89,9 @@ helper (gpg.ssh.program). Keys of an existing agent stay available unless
 func main() {
 	// Git runs the signing helper under its own name (gitsign.go).
 	if filepath.Base(os.Args[0]) == gitSignHelperName {
+		if !enoughDescriptors() {
+			os.Exit(1)
+		}
 		os.Exit(gitSignMain(os.Args[1:]))
 	}
 	os.Exit(agentknockMain(os.Args[1:]))
@@ -97,6 +100,9 @@ func main() {
 func agentknockMain(args []string) int {
 	traceStep("runtime start")
 	if len(args) > 0 && args[0] == serviceRole {
+		if !enoughDescriptors() {
+			return 1
+		}
 		return serviceMain(args[1:])
 	}
 	// Captured before anything installs a signal handler.
@@ -121,9 +127,13 @@ func agentknockMain(args []string) int {
 		return 0
 	case "run":
 		args = args[1:]
-	case "pairing":
-		return pairingMain(args[1:], g, cs)
-	case "secret":
+	case "pairing", "secret":
+		if !enoughDescriptors() {
+			return 1
+		}
+		if args[0] == "pairing" {
+			return pairingMain(args[1:], g, cs)
+		}
 		return secretMain(args[1:], g, cs)
 	default:
 		if len(args[0]) == 0 || args[0][0] != '-' {
@@ -140,6 +150,18 @@ func agentknockMain(args []string) int {
 	}
 	o.Home, o.Quiet, o.Verbose = g.Home, g.Quiet, g.Verbose
 	return runCommand(o, cs)
+}
+
+// enoughDescriptors stops a subcommand that talks to the relay or the
+// service when the open-file limit leaves no room for the runtime's poller
+// and a connection, which would otherwise end in a runtime stack trace.
+// `run` makes its own, exact check before the request.
+func enoughDescriptors() bool {
+	if err := checkDescriptors(runDescriptors, false); err != nil {
+		fmt.Fprintln(os.Stderr, messagePrefix+err.Error())
+		return false
+	}
+	return true
 }
 
 func reportUsage(err error) int {

@@ -7,6 +7,8 @@ package main
 import (
 	"errors"
 	"net"
+
+	"golang.org/x/sys/unix"
 )
 
 func peerPID(c net.Conn) (int, error) {
@@ -26,17 +28,47 @@ func peerPID(c net.Conn) (int, error) {
 	return pid, pidErr
 }
 
-// descendsFrom walks parent records from pid up to owner.
+// descendsFrom walks parent records from pid up to owner. Every process the
+// service can see descends from the init of its PID namespace (a peer
+// outside it has PID 0), so an owner that is PID 1 accepts them all. Where
+// parent records cannot be read at all (no /proc and a kernel without
+// PIDFD_GET_INFO), the weaker same-session check stands in, as in the
+// reference client (https://github.com/agentknock/agentknock-cli).
 func descendsFrom(pid, owner int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if owner == 1 {
+		return true
+	}
+	peer := pid
 	for i := 0; i < 256 && pid > 1; i++ {
 		if pid == owner {
 			return true
 		}
 		next, err := parentPID(pid)
+		if errors.Is(err, errNoParentRecords) {
+			return sameSession(peer, owner)
+		}
 		if err != nil {
 			return false
 		}
 		pid = next
 	}
 	return false
+}
+
+// errNoParentRecords is parentPID's answer when this host has no way to read
+// any process's parent.
+var errNoParentRecords = errors.New("parent process records cannot be read here")
+
+// sameSession reports whether pid is in the owner's session. The service's
+// directory (mode 0700) already limits peers to the same user.
+func sameSession(pid, owner int) bool {
+	a, err := unix.Getsid(pid)
+	if err != nil {
+		return false
+	}
+	b, err := unix.Getsid(owner)
+	return err == nil && a == b
 }

@@ -43,8 +43,19 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err := exe.inspect(); err != nil {
 		return notContacted("%v", err)
 	}
-	self, err := retainSelfImage()
-	if err != nil {
+
+	// The host must provide what this path uses before the device is asked
+	// (command-execution.md, "Platform implementations"). A service may
+	// start for --stdin and for an SSH secret, which only the response
+	// reveals; its executable is identified now.
+	needs := runNeeds{script: exe.script, service: o.stdinRequested() || !(o.NoSSHAgent && o.NoGitSign)}
+	var self selfImage
+	if needs.service {
+		if self, err = retainSelfImage(); err != nil {
+			return notContacted("%v", err)
+		}
+	}
+	if err := checkHostFacilities(needs); err != nil {
 		return notContacted("%v", err)
 	}
 	traceStep("selection and hashing")
@@ -57,9 +68,9 @@ func runCommand(o *runOptions, cs callerState) int {
 		ExecutableHash:   exe.hash,
 		ExecutableMode:   modeName(exe.script),
 		ScriptContents:   exe.contents,
-		Stdin:            streamKind(0),
-		Stdout:           streamKind(1),
-		Stderr:           streamKind(2),
+		Stdin:            cs.reportedStream(0),
+		Stdout:           cs.reportedStream(1),
+		Stderr:           cs.reportedStream(2),
 	}
 	requested := make(map[string]secretDelivery, len(o.Secrets))
 	stdinSource := [2]string{}
@@ -202,4 +213,19 @@ func startServiceFor(approval *invocationResponse, invocationID ULID, token []by
 		return nil, nil
 	}
 	return startInvocationService(start)
+}
+
+// runNeeds is what the chosen run path will use.
+type runNeeds struct {
+	script  bool // execve of the candidate path, else execveat of the descriptor
+	service bool // an invocation service may start
+}
+
+func (o *runOptions) stdinRequested() bool {
+	for _, r := range o.Routing {
+		if r != nil && r.Stdin != "" {
+			return true
+		}
+	}
+	return false
 }

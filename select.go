@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -29,6 +30,9 @@ type executable struct {
 	hash      []byte // SHA-256 of the contents, nil when not readable
 	script    bool   // starts with "#!"
 	contents  *string
+	// readable is the same object opened for reading (Linux), retained
+	// from inspection to revalidation; nil until then or when unreadable.
+	readable *os.File //lint:ignore U1000 Linux only
 }
 
 // workdir is the retained working directory.

@@ -1,17 +1,29 @@
 // Linux selection primitives: command-execution.md, "Linux implementation",
 // "Working directory and search path", "Selected executable" and
 // "Executable inspection and revalidation". Requires Linux 5.8
-// (faccessat2) and a mounted /proc (descriptor paths).
+// (faccessat2). With /proc mounted, the selected descriptor names and
+// reopens itself through /proc/self/fd; without it (bubblewrap sandboxes,
+// minimal containers) the name is the candidate with its symbolic links
+// resolved, and the file is reopened by that name: both are used only when
+// they lead to the device and inode of the retained descriptor.
 package main
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 )
+
+// procfsMounted reports whether /proc is a proc file system (not missing,
+// not an empty tmpfs put over it).
+func procfsMounted() bool {
+	var fs unix.Statfs_t
+	return unix.Statfs("/proc/self", &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC
+}
 
 // defaultSearchPath is glibc's confstr(_CS_PATH), used when PATH is unset.
 const defaultSearchPath = "/bin:/usr/bin"
@@ -21,7 +33,7 @@ const workdirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC
 
 // openCandidate opens one candidate with O_PATH (a FIFO or device is never
 // really opened), requires a regular file the effective IDs may execute, and
-// names it through /proc.
+// names it.
 func openCandidate(wd workdir, candidate string) (*executable, error) {
 	fd, err := unix.Openat(dirfdFor(wd, candidate), candidate, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -54,9 +66,9 @@ func describeCandidate(fd int, candidate string) (*executable, error) {
 	default:
 		return nil, err
 	}
-	path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	path, err := nameDescriptor(fd, candidate, &st)
 	if err != nil {
-		return nil, fmt.Errorf("cannot name the selected file through /proc (is /proc mounted?): %w", err)
+		return nil, err
 	}
 	if err := checkUTF8Path(path); err != nil {
 		return nil, err
@@ -64,14 +76,114 @@ func describeCandidate(fd int, candidate string) (*executable, error) {
 	return &executable{fd: fd, candidate: candidate, path: path, dev: st.Dev, ino: st.Ino}, nil
 }
 
-// openForReading reads the retained object itself: an O_PATH descriptor
-// cannot be read, but its /proc link reopens exactly that object.
+// nameDescriptor is the absolute path reported for the retained object.
+func nameDescriptor(fd int, candidate string, st *unix.Stat_t) (string, error) {
+	if procfsMounted() {
+		path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err != nil {
+			return "", fmt.Errorf("cannot name the selected file through /proc: %w", err)
+		}
+		return path, nil
+	}
+	// Relative names resolve from the process's directory, which is the
+	// retained one: agentknock never changes directory.
+	path, err := filepath.EvalSymlinks(candidate)
+	if err == nil && !filepath.IsAbs(path) {
+		var dir string
+		if dir, err = workdirName(unix.AT_FDCWD); err == nil {
+			path = filepath.Join(dir, path)
+		}
+	}
+	var named unix.Stat_t
+	if err == nil {
+		err = unix.Stat(path, &named)
+	}
+	if err == nil && !sameObject(&named, st) {
+		err = errors.New("its path now names another file")
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot name the selected file without /proc: %w", err)
+	}
+	return path, nil
+}
+
+// openForReading reads the retained object itself. An O_PATH descriptor
+// cannot be read, so the first call opens the object for reading (through
+// its /proc link, else by name, requiring the same device and inode) and
+// keeps that descriptor: revalidation reads the object that was inspected
+// even if its name changed meanwhile. Each call returns a duplicate at
+// offset 0 for the caller to read and close.
 func openForReading(x *executable) (*os.File, error) {
-	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(x.fd), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if x.readable == nil {
+		fd, err := openReadable(x)
+		if err != nil {
+			return nil, err
+		}
+		x.readable = os.NewFile(uintptr(fd), x.path)
+	}
+	fd, err := unix.FcntlInt(x.readable.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	return os.NewFile(uintptr(fd), x.path), nil
+}
+
+// checkNamed requires the candidate name to lead to the retained object.
+func checkNamed(x *executable) error {
+	fd, err := unix.Open(x.candidate, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if x.checkIdentity(&st) != nil {
+		return fmt.Errorf("%s was replaced while it was being inspected", x.candidate)
+	}
+	return nil
+}
+
+// openReadable opens the retained object for reading. O_NONBLOCK only
+// keeps a swapped-in FIFO from blocking the open; it is cleared afterwards
+// so that reads never involve the runtime's network poller, which needs
+// descriptors of its own (see facilities_linux.go).
+func openReadable(x *executable) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
+	var fd int
+	var err error
+	if procfsMounted() {
+		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(x.fd), flags, 0)
+	} else {
+		// Look first: a device or FIFO put at the name since selection is
+		// never opened for reading (opening a device can have effects).
+		if err := checkNamed(x); err != nil {
+			return -1, err
+		}
+		fd, err = unix.Open(x.candidate, flags, 0)
+	}
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if x.checkIdentity(&st) != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%s was replaced while it was being inspected", x.candidate)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // openPathForReading reads what the kernel will execute for a script: the
@@ -79,6 +191,10 @@ func openForReading(x *executable) (*os.File, error) {
 func openPathForReading(wd workdir, x *executable) (*os.File, error) {
 	fd, err := unix.Openat(dirfdFor(wd, x.candidate), x.candidate, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+		unix.Close(fd)
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), x.candidate), nil

@@ -216,7 +216,8 @@ func serviceMain(args []string) int {
 	if err == nil {
 		err = json.Unmarshal(data, &start)
 	}
-	if err != nil || start.OwnerPID <= 1 {
+	// The owner may be PID 1: a container's entrypoint.
+	if err != nil || start.OwnerPID < 1 {
 		return fail("unreadable startup data")
 	}
 	ownerGone, err := watchOwner(start.OwnerPID)

@@ -187,7 +187,16 @@ func (w *world) clientEnv(o runOpts) []string {
 type runOpts struct {
 	env         []string // added last, so they override
 	stdin       string
-	storedRelay bool // no AGENTKNOCK_RELAY_URL: the relay stored with the pairing
+	storedRelay bool     // no AGENTKNOCK_RELAY_URL: the relay stored with the pairing
+	wrap        []string // a program (sandbox, namespace, limit) that runs agentknock
+}
+
+// command is agentknock with args, run through o.wrap when set.
+func (o runOpts) command(args ...string) *exec.Cmd {
+	if len(o.wrap) > 0 {
+		return exec.Command(o.wrap[0], append(append(o.wrap[1:len(o.wrap):len(o.wrap)], agentknockBin), args...)...)
+	}
+	return exec.Command(agentknockBin, args...)
 }
 
 // agentknock runs the client to completion and records its output for
@@ -199,7 +208,7 @@ func (w *world) agentknock(args ...string) result {
 
 func (w *world) agentknockWith(o runOpts, args ...string) result {
 	w.t.Helper()
-	cmd := exec.Command(agentknockBin, args...)
+	cmd := o.command(args...)
 	cmd.Env = w.clientEnv(o)
 	cmd.Dir = w.work
 	cmd.Stdin = strings.NewReader(o.stdin)
@@ -619,7 +628,7 @@ type bgProcess struct {
 
 func (w *world) startAgentknock(o runOpts, args ...string) *bgProcess {
 	w.t.Helper()
-	p := &bgProcess{w: w, cmd: exec.Command(agentknockBin, args...), done: make(chan struct{})}
+	p := &bgProcess{w: w, cmd: o.command(args...), done: make(chan struct{})}
 	p.cmd.Env = w.clientEnv(o)
 	p.cmd.Dir = w.work
 	p.cmd.Stdin = strings.NewReader(o.stdin)
