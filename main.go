@@ -18,7 +18,8 @@ Usage:
   agentknock [run] -s SECRET [-s SECRET ...] [OPTIONS] -- COMMAND [ARG ...]
   agentknock pairing start ADDRESS | finish | abort | status | remove [--force]
   agentknock secret list | upload NAME [SOURCES]
-  agentknock --help | --version
+  agentknock completion bash | zsh | fish
+  agentknock --help | --version | -V
 
 Agentknock selects and inspects COMMAND, sends the device the secret names,
 the reason, the command and its arguments, the working directory, the
@@ -105,6 +106,9 @@ func agentknockMain(args []string) int {
 		}
 		return serviceMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == manRole {
+		return manMain(args[1:])
+	}
 	// Captured before anything installs a signal handler.
 	cs := loadCallerState()
 	if i := firstNonUTF8(args); i >= 0 {
@@ -122,9 +126,12 @@ func agentknockMain(args []string) int {
 	case "-h", "-help", "--help", "help":
 		fmt.Print(usageText)
 		return 0
-	case "--version", "-version", "version":
-		fmt.Printf("agentknock %s (%s/%s)\nsignal state: %s\n", version, runtime.GOOS, runtime.GOARCH, cs.describe())
+	case "--version", "-V", "-version", "version":
+		// The first line is the reference client's form, which scripts read.
+		fmt.Printf("agentknock %s\n%s/%s, signal state: %s\n", clientVersion(), runtime.GOOS, runtime.GOARCH, cs.describe())
 		return 0
+	case "completion":
+		return completionMain(args[1:])
 	case "run":
 		args = args[1:]
 	case "pairing", "secret":

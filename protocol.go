@@ -110,7 +110,7 @@ type clientInfo struct {
 // newClientInfo names this program as both application and protocol
 // library: the client embeds no separate library.
 func newClientInfo() clientInfo {
-	info := softwareInfo{Name: "agentknock", Version: version}
+	info := softwareInfo{Name: "agentknock", Version: clientVersion()}
 	return clientInfo{AppInfo: info, LibInfo: info}
 }
 

@@ -1,0 +1,498 @@
+// `agentknock completion bash|zsh|fish`: shell completion scripts, all three
+// written from one table of commands, options and operand kinds, so that a
+// shell completes the same words whichever it is. The table is checked
+// against the parsers and the help texts by completion_test.go.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+const completionUsageText = `agentknock completion: write a shell completion script to standard output.
+
+Usage:
+  agentknock completion bash | zsh | fish
+
+The script completes commands, options, and the operands of options that
+take a file or a directory; after "--" it completes the command to run.
+
+Installation:
+  bash   agentknock completion bash > ~/.local/share/bash-completion/completions/agentknock
+  zsh    agentknock completion zsh > "${fpath[1]}/_agentknock"
+  fish   agentknock completion fish > ~/.config/fish/completions/agentknock.fish
+
+Packages install the scripts where each shell finds them:
+/usr/share/bash-completion/completions/agentknock,
+/usr/share/zsh/vendor-completions/_agentknock and
+/usr/share/fish/vendor_completions.d/agentknock.fish.
+`
+
+// An option's operands are a string of kinds, one letter per operand, so
+// that the shell scripts can walk them: w a word the shell cannot guess (a
+// secret name, a variable, a reason), f a file, d a directory, e an
+// environment variable of the caller, a NAME=PATH.
+
+type completionOption struct {
+	names    []string
+	operands string // one operand kind per operand
+}
+
+type completionCommand struct {
+	path        string   // words after "agentknock"; "" is the implicit run form
+	subcommands []string // words that lead to another entry
+	words       []string // fixed operand words
+	options     []completionOption
+	command     bool // "--" COMMAND [ARG ...] ends the options
+}
+
+var runCompletionOptions = []completionOption{
+	{[]string{"-s", "--secret"}, "w"},
+	{[]string{"--only-env"}, "ww"},
+	{[]string{"--omit-env"}, "ww"},
+	{[]string{"--rename-env"}, "www"},
+	{[]string{"--stdin"}, "ww"},
+	{[]string{"--reason"}, "w"},
+	{[]string{"--no-ssh-agent"}, ""},
+	{[]string{"--no-ssh-passthrough"}, ""},
+	{[]string{"--no-git-sign"}, ""},
+	{[]string{"--quiet"}, ""},
+	{[]string{"--verbose"}, ""},
+	{[]string{"--agentknock-home"}, "d"},
+	{[]string{"-h", "--help"}, ""},
+}
+
+var (
+	homeCompletionOption    = completionOption{[]string{"--agentknock-home"}, "d"}
+	helpCompletionOption    = completionOption{[]string{"-h", "--help"}, ""}
+	verboseCompletionOption = completionOption{[]string{"--verbose"}, ""}
+	quietCompletionOption   = completionOption{[]string{"--quiet"}, ""}
+)
+
+func pairingCompletionEntry(sub string, extra ...completionOption) completionCommand {
+	return completionCommand{path: "pairing " + sub, options: append(extra,
+		homeCompletionOption, verboseCompletionOption, helpCompletionOption)}
+}
+
+// completionCommands is the command line as the shells see it.
+var completionCommands = []completionCommand{
+	{
+		path:        "",
+		subcommands: []string{"run", "pairing", "secret", "completion"},
+		options:     append([]completionOption{{[]string{"-V", "--version"}, ""}}, runCompletionOptions...),
+		command:     true,
+	},
+	{path: "run", options: runCompletionOptions, command: true},
+	{
+		path:        "pairing",
+		subcommands: []string{"start", "finish", "abort", "status", "remove"},
+		options:     []completionOption{helpCompletionOption},
+	},
+	pairingCompletionEntry("start", completionOption{[]string{"--relay"}, "w"}),
+	pairingCompletionEntry("finish"),
+	pairingCompletionEntry("abort"),
+	pairingCompletionEntry("status"),
+	pairingCompletionEntry("remove", completionOption{[]string{"--force"}, ""}),
+	{
+		path:        "secret",
+		subcommands: []string{"list", "upload"},
+		options:     []completionOption{helpCompletionOption},
+	},
+	{
+		path:    "secret list",
+		options: []completionOption{quietCompletionOption, verboseCompletionOption, homeCompletionOption, helpCompletionOption},
+	},
+	{
+		path: "secret upload",
+		options: []completionOption{
+			{[]string{"--description"}, "w"},
+			{[]string{"--update"}, ""},
+			{[]string{"--replace"}, ""},
+			{[]string{"--from-env"}, "e"},
+			{[]string{"--from-file"}, "a"},
+			{[]string{"--from-env-file"}, "f"},
+			{[]string{"--from-prompt"}, "w"},
+			{[]string{"--from-ssh-key"}, "f"},
+			{[]string{"--passphrase-prompt"}, ""},
+			{[]string{"--passphrase-env"}, "e"},
+			quietCompletionOption, verboseCompletionOption, homeCompletionOption, helpCompletionOption,
+		},
+	},
+	{path: "completion", words: []string{"bash", "zsh", "fish"}, options: []completionOption{helpCompletionOption}},
+}
+
+func completionMain(args []string) int {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Print(completionUsageText)
+		return 0
+	}
+	if len(args) != 1 {
+		return reportUsageFor("completion", usagef("completion needs one shell: bash, zsh or fish"))
+	}
+	var err error
+	switch args[0] {
+	case "bash":
+		err = writeBashCompletion(os.Stdout)
+	case "zsh":
+		err = writeZshCompletion(os.Stdout)
+	case "fish":
+		err = writeFishCompletion(os.Stdout)
+	default:
+		return reportUsageFor("completion", usagef("unknown shell %q: use bash, zsh or fish", args[0]))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s%v\n", messagePrefix, err)
+		return 1
+	}
+	return 0
+}
+
+// completionTables writes the table as the POSIX shell functions that the
+// bash and zsh scripts share: each prints what its arguments select.
+func completionTables(b *strings.Builder) {
+	fmt.Fprintln(b, "# Words that lead from command path $1 to the next one.")
+	fmt.Fprintln(b, "_agentknock_subcommands() {\n  case $1 in")
+	for _, c := range completionCommands {
+		if len(c.subcommands) > 0 {
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(c.subcommands, " "))
+		}
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Fixed operand words of command path $1.")
+	fmt.Fprintln(b, "_agentknock_words() {\n  case $1 in")
+	for _, c := range completionCommands {
+		if len(c.words) > 0 {
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(c.words, " "))
+		}
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Options of command path $1.")
+	fmt.Fprintln(b, "_agentknock_options() {\n  case $1 in")
+	for _, c := range completionCommands {
+		fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(optionNames(c.options), " "))
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Operand kinds of option $2 of command path $1, one letter per operand:")
+	fmt.Fprintln(b, "# w word, f file, d directory, e environment variable, a NAME=PATH.")
+	fmt.Fprintln(b, "_agentknock_operands() {\n  case \"$1|$2\" in")
+	for _, c := range completionCommands {
+		for _, kinds := range operandGroups(c) {
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", strings.Join(kinds.patterns, "|"), kinds.kinds)
+		}
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Whether command path $1 takes \"--\" COMMAND [ARG ...].")
+	fmt.Fprint(b, "_agentknock_takes_command() {\n  case $1 in\n    ")
+	var paths []string
+	for _, c := range completionCommands {
+		if c.command {
+			paths = append(paths, shellQuote(c.path))
+		}
+	}
+	fmt.Fprintf(b, "%s) return 0 ;;\n  esac\n  return 1\n}\n", strings.Join(paths, "|"))
+}
+
+type operandGroup struct {
+	patterns []string
+	kinds    string
+}
+
+// operandGroups lists, per operand string, the "path|option" case patterns
+// of the options of c that take operands.
+func operandGroups(c completionCommand) []operandGroup {
+	byKinds := map[string][]string{}
+	for _, o := range c.options {
+		if o.operands == "" {
+			continue
+		}
+		for _, n := range o.names {
+			byKinds[o.operands] = append(byKinds[o.operands], shellQuote(c.path+"|"+n))
+		}
+	}
+	var groups []operandGroup
+	for k, p := range byKinds {
+		groups = append(groups, operandGroup{p, k})
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].kinds < groups[j].kinds })
+	return groups
+}
+
+func optionNames(opts []completionOption) []string {
+	var names []string
+	for _, o := range opts {
+		names = append(names, o.names...)
+	}
+	return names
+}
+
+// shellQuote quotes s for sh, bash, zsh and fish alike: the table holds only
+// letters, digits, spaces, '-' and '|', none of which needs escaping inside
+// single quotes in any of them.
+func shellQuote(s string) string { return "'" + s + "'" }
+
+func writeBashCompletion(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# bash completion for agentknock, written by `agentknock completion bash`.\n")
+	completionTables(&b)
+	b.WriteString(bashCompletionDriver)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeZshCompletion(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("#compdef agentknock\n# zsh completion for agentknock, written by `agentknock completion zsh`.\n")
+	completionTables(&b)
+	b.WriteString(zshCompletionDriver)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFishCompletion(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# fish completion for agentknock, written by `agentknock completion fish`.\n")
+	fmt.Fprintln(&b, "function __agentknock_subcommands\n    switch $argv[1]")
+	for _, c := range completionCommands {
+		if len(c.subcommands) > 0 {
+			fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", shellQuote(c.path), strings.Join(c.subcommands, " "))
+		}
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_words\n    switch $argv[1]")
+	for _, c := range completionCommands {
+		if len(c.words) > 0 {
+			fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", shellQuote(c.path), strings.Join(c.words, " "))
+		}
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_options\n    switch $argv[1]")
+	for _, c := range completionCommands {
+		fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", shellQuote(c.path), strings.Join(optionNames(c.options), " "))
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_operands\n    switch \"$argv[1]|$argv[2]\"")
+	for _, c := range completionCommands {
+		for _, g := range operandGroups(c) {
+			fmt.Fprintf(&b, "        case %s\n            echo %s\n", strings.Join(g.patterns, " "), g.kinds)
+		}
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_takes_command\n    switch $argv[1]")
+	var paths []string
+	for _, c := range completionCommands {
+		if c.command {
+			paths = append(paths, shellQuote(c.path))
+		}
+	}
+	fmt.Fprintf(&b, "        case %s\n            return 0\n    end\n    return 1\nend\n", strings.Join(paths, " "))
+	b.WriteString(fishCompletionDriver)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// The drivers walk the words before the cursor: a known subcommand extends
+// the command path, an option skips as many words as it has operands, and a
+// "--" where the path takes a command hands the rest to the shell's own
+// command completion. At the cursor they complete an operand by its kind,
+// an option, or a subcommand or fixed word.
+
+const bashCompletionDriver = `_agentknock_operand() {
+  # $1 kind, $2 text typed so far, $3 prefix that the replaced word needs
+  local IFS=$'\n'
+  case $1 in
+    f) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$2")) ;;
+    d) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$2")) ;;
+    e) COMPREPLY=($(compgen -e -- "$2")) ;;
+    a) if [[ $2 == *=* ]]; then
+         compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "${2#*=}"))
+       fi ;;
+  esac
+  if [[ -n $3 && ${#COMPREPLY[@]} -gt 0 ]]; then COMPREPLY=("${COMPREPLY[@]/#/$3}"); fi
+}
+_agentknock() {
+  local words=() raw=() i w cword=0
+  # bash splits words at "=" (COMP_WORDBREAKS); join them again so that
+  # --option=value and NAME=PATH count as one word.
+  for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+    w=${COMP_WORDS[i]}
+    if ((i > 1)) && [[ $w == = || ${words[-1]} == *= ]]; then
+      words[-1]+=$w
+    else
+      words+=("$w"); raw+=("$i")
+    fi
+    ((i == COMP_CWORD)) && cword=$((${#words[@]} - 1))
+  done
+  local cmdpath="" kinds="" dashdash=-1 s
+  for ((i = 1; i < cword; i++)); do
+    w=${words[i]}
+    if [[ -n $kinds ]]; then kinds=${kinds:1}; continue; fi
+    if [[ $w == -- ]] && _agentknock_takes_command "$cmdpath"; then dashdash=$i; break; fi
+    if [[ $w == -?* ]]; then
+      [[ $w == *=* ]] || kinds=$(_agentknock_operands "$cmdpath" "$w")
+      continue
+    fi
+    for s in $(_agentknock_subcommands "$cmdpath"); do
+      if [[ $w == "$s" ]]; then cmdpath=${cmdpath:+$cmdpath }$w; break; fi
+    done
+  done
+  # The shell replaces only the raw word at the cursor: a candidate keeps
+  # whatever of NAME= or --option= that word holds.
+  local cur=${words[cword]} rawcur=${COMP_WORDS[COMP_CWORD]} prefix=""
+  case $rawcur in
+    =) prefix== ;;
+    *=*) prefix=${rawcur%%=*}= ;;
+  esac
+  COMPREPLY=()
+  if ((dashdash >= 0)); then
+    if ((cword == dashdash + 1)); then
+      COMPREPLY=($(compgen -c -- "$cur"))
+    elif declare -F _command_offset >/dev/null; then
+      _command_offset "${raw[dashdash + 1]}"
+    else
+      compopt -o default 2>/dev/null
+    fi
+    return 0
+  fi
+  if [[ -n $kinds ]]; then
+    _agentknock_operand "${kinds:0:1}" "$cur" "$prefix"
+    return 0
+  fi
+  if [[ $cur == -?*=* ]]; then
+    kinds=$(_agentknock_operands "$cmdpath" "${cur%%=*}")
+    [[ -n $kinds ]] && _agentknock_operand "${kinds:0:1}" "${cur#*=}" "$prefix"
+    return 0
+  fi
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$(_agentknock_options "$cmdpath")" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -W "$(_agentknock_subcommands "$cmdpath") $(_agentknock_words "$cmdpath")" -- "$cur"))
+  fi
+  return 0
+}
+complete -F _agentknock agentknock
+`
+
+const zshCompletionDriver = `_agentknock() {
+  local i w cmdpath="" kinds="" dashdash=0 s
+  for ((i = 2; i < CURRENT; i++)); do
+    w=${words[i]}
+    if [[ -n $kinds ]]; then kinds=${kinds:1}; continue; fi
+    if [[ $w == -- ]] && _agentknock_takes_command "$cmdpath"; then dashdash=$i; break; fi
+    if [[ $w == -?* ]]; then
+      [[ $w == *=* ]] || kinds=$(_agentknock_operands "$cmdpath" "$w")
+      continue
+    fi
+    for s in ${=$(_agentknock_subcommands "$cmdpath")}; do
+      if [[ $w == "$s" ]]; then cmdpath=${cmdpath:+$cmdpath }$w; break; fi
+    done
+  done
+  local cur=${words[CURRENT]} kind=""
+  if ((dashdash > 0)); then
+    shift $dashdash words
+    ((CURRENT -= dashdash))
+    _normal
+    return
+  fi
+  if [[ -n $kinds ]]; then
+    kind=${kinds:0:1}
+  elif [[ $cur == -?*=* ]]; then
+    kind=$(_agentknock_operands "$cmdpath" "${cur%%=*}")
+    kind=${kind:0:1}
+    compset -P '*='
+  fi
+  if [[ -n $kind ]]; then
+    case $kind in
+      f) _files ;;
+      d) _files -/ ;;
+      e) _parameters -g '*export*' ;;
+      a) compset -P '*=' && _files ;;
+      *) _message 'value' ;;
+    esac
+    return
+  fi
+  if [[ $cur == -* ]]; then
+    compadd -- ${=$(_agentknock_options "$cmdpath")}
+  else
+    compadd -- ${=$(_agentknock_subcommands "$cmdpath")} ${=$(_agentknock_words "$cmdpath")}
+  fi
+}
+if [[ $funcstack[1] == _agentknock ]]; then
+  _agentknock "$@"
+else
+  compdef _agentknock agentknock
+fi
+`
+
+const fishCompletionDriver = `function __agentknock_complete
+    set -l tokens (commandline -opc)
+    set -l cur (commandline -ct)
+    set -l cmdpath ''
+    set -l kinds ''
+    set -l i 2
+    while test $i -le (count $tokens)
+        set -l w $tokens[$i]
+        if test -n "$kinds"
+            set kinds (string sub -s 2 -- $kinds)
+        else if test "$w" = -- && __agentknock_takes_command "$cmdpath"
+            if test $i -eq (count $tokens)
+                __fish_complete_command $cur
+            else
+                complete -C (string join ' ' -- (string escape -- $tokens[(math $i + 1)..-1]) $cur)
+            end
+            return
+        else if string match -q -- '-?*' $w
+            string match -q -- '*=*' $w; or set kinds (__agentknock_operands "$cmdpath" $w)
+        else if contains -- $w (__agentknock_subcommands "$cmdpath")
+            if test -n "$cmdpath"
+                set cmdpath "$cmdpath $w"
+            else
+                set cmdpath $w
+            end
+        end
+        set i (math $i + 1)
+    end
+    set -l kind (string sub -l 1 -- "$kinds")
+    set -l prefix ''
+    set -l value $cur
+    if test -z "$kind"; and string match -q -- '-?*=*' $cur
+        set -l parts (string split -m 1 = -- $cur)
+        set kind (string sub -l 1 -- (__agentknock_operands "$cmdpath" $parts[1]))
+        set prefix $parts[1]=
+        set value $parts[2]
+    end
+    if test "$kind" = a
+        string match -q -- '*=*' $value; or return
+        set -l parts (string split -m 1 = -- $value)
+        set prefix $prefix$parts[1]=
+        set value $parts[2]
+        set kind f
+    end
+    switch "$kind"
+        case f
+            for p in (__fish_complete_path $value)
+                echo $prefix$p
+            end
+        case d
+            for p in (__fish_complete_directories $value)
+                echo $prefix$p
+            end
+        case e
+            for v in (set --names --export)
+                echo $prefix$v
+            end
+        case w
+            return
+        case '*'
+            if string match -q -- '-*' $cur
+                __agentknock_options "$cmdpath"
+            else
+                __agentknock_subcommands "$cmdpath"
+                __agentknock_words "$cmdpath"
+            end
+    end
+end
+complete -c agentknock -f -a '(__agentknock_complete)'
+`

@@ -1,0 +1,329 @@
+// Shell completion: the table agrees with the parsers and the help texts,
+// and the generated scripts complete in real bash and fish and parse in zsh.
+package main
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func completionEntry(t *testing.T, path string) completionCommand {
+	for _, c := range completionCommands {
+		if c.path == path {
+			return c
+		}
+	}
+	t.Fatalf("no completion entry %q", path)
+	return completionCommand{}
+}
+
+func bareNames(opts []completionOption) []string {
+	var names []string
+	for _, o := range opts {
+		for _, n := range o.names {
+			names = append(names, strings.TrimLeft(n, "-"))
+		}
+	}
+	sort.Strings(names)
+	return slices.Compact(names)
+}
+
+// The run options in the table are exactly those of the run parser, and an
+// option's operand count is the parser's.
+func TestCompletionRunOptionsAreTheParsers(t *testing.T) {
+	var routes [][]string
+	fs := newRunFlagSet(&runOptions{}, &routes)
+	var parser []string
+	fs.VisitAll(func(f *flag.Flag) { parser = append(parser, f.Name) })
+	parser = append(parser, "h", "help") // the flag package's own
+	sort.Strings(parser)
+	for _, path := range []string{"", "run"} {
+		c := completionEntry(t, path)
+		got := bareNames(c.options)
+		if path == "" {
+			got = slices.DeleteFunc(got, func(n string) bool { return n == "V" || n == "version" })
+		}
+		if !slices.Equal(got, parser) {
+			t.Errorf("%q: completion options %q, parser %q", path, got, parser)
+		}
+		for _, o := range c.options {
+			name := strings.TrimLeft(o.names[0], "-")
+			want := 0
+			if n, ok := routingArity[name]; ok {
+				want = n
+			} else if f := fs.Lookup(name); f != nil {
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+					want = 1
+				}
+			}
+			if len(o.operands) != want {
+				t.Errorf("%q %s: %d operands in the table, the parser takes %d", path, name, len(o.operands), want)
+			}
+		}
+	}
+}
+
+// Every option that the table gives for secret list and secret upload is
+// one their parsers know, with the same number of operands.
+func TestCompletionSecretOptionsAreKnown(t *testing.T) {
+	parsers := map[string]func([]string) error{
+		"secret list":   func(a []string) error { _, err := parseSecretListArgs(a); return err },
+		"secret upload": func(a []string) error { _, err := parseSecretUploadArgs(a); return err },
+	}
+	for path, parse := range parsers {
+		for _, o := range completionEntry(t, path).options {
+			if o.names[len(o.names)-1] == "--help" {
+				continue // flag.ErrHelp, which the command turns into its help text
+			}
+			for _, n := range o.names {
+				args := []string{n}
+				for range o.operands {
+					args = append(args, "x=y")
+				}
+				err := parse(append(args, "--no-such-option"))
+				if err == nil || !strings.Contains(err.Error(), "not defined: -no-such-option") {
+					t.Errorf("%s %q: %v (want the parser to reach the unknown option after it)", path, args, err)
+				}
+			}
+		}
+	}
+}
+
+var longOption = regexp.MustCompile(`(?:^|[\s\[("|])(--[a-z][a-z-]*[a-z])`)
+
+// Every long option a help text mentions is in the table, and every table
+// option is documented in some help text (hence in the man page).
+func TestCompletionTableMatchesHelp(t *testing.T) {
+	all := map[string]bool{}
+	for _, c := range completionCommands {
+		for _, o := range c.options {
+			for _, n := range o.names {
+				all[n] = true
+			}
+		}
+	}
+	var help strings.Builder
+	for _, s := range manSections() {
+		help.WriteString(s.text)
+		for _, m := range longOption.FindAllStringSubmatch(s.text, -1) {
+			if !all[m[1]] {
+				t.Errorf("help mentions %s, which the completion table lacks", m[1])
+			}
+		}
+	}
+	for _, c := range completionCommands {
+		for _, o := range c.options {
+			documented := false
+			for _, n := range o.names {
+				documented = documented || regexp.MustCompile(`(^|[\s\[(|"])`+regexp.QuoteMeta(n)+`\b`).MatchString(help.String())
+			}
+			if !documented {
+				t.Errorf("%q: no help text mentions %q", c.path, o.names)
+			}
+		}
+	}
+}
+
+func writeCompletionFile(t *testing.T, shell string) string {
+	t.Helper()
+	var b strings.Builder
+	var err error
+	switch shell {
+	case "bash":
+		err = writeBashCompletion(&b)
+	case "zsh":
+		err = writeZshCompletion(&b)
+	case "fish":
+		err = writeFishCompletion(&b)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "agentknock."+shell)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// completionFixture is a directory with a file, a subdirectory and nothing
+// else, so that file and directory completions have known answers.
+func completionFixture(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "id_ed25519"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// bashComplete runs the completion function the way bash's programmable
+// completion does, on COMP_WORDS as bash splits them (at '=' too).
+func bashComplete(t *testing.T, script, dir string, words []string) []string {
+	t.Helper()
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	prog := "source " + script + "\nCOMP_WORDS=(" + strings.Join(quoted, " ") + ")\n" +
+		"COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n_agentknock\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", prog)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_VAR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash %q: %v\n%s", words, err, out)
+	}
+	got := strings.Fields(string(out))
+	sort.Strings(got)
+	return got
+}
+
+func TestBashCompletion(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	script := writeCompletionFile(t, "bash")
+	dir := completionFixture(t)
+	cases := []struct {
+		words []string
+		want  []string // nil: exactly no candidates
+		some  bool     // want is a subset of the candidates
+	}{
+		{[]string{"agentknock", "pai"}, []string{"pairing"}, false},
+		{[]string{"agentknock", ""}, []string{"completion", "pairing", "run", "secret"}, false},
+		{[]string{"agentknock", "pairing", "st"}, []string{"start", "status"}, false},
+		{[]string{"agentknock", "pairing", "remove", "--f"}, []string{"--force"}, false},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-e"}, []string{"--from-env", "--from-env-file"}, false},
+		{[]string{"agentknock", "completion", "z"}, []string{"zsh"}, false},
+		{[]string{"agentknock", "--no-ssh-p"}, []string{"--no-ssh-passthrough"}, false},
+		{[]string{"agentknock", "run", "--ver"}, []string{"--verbose"}, false},
+		// Option operands by kind: a directory, a file, NAME=PATH, a variable.
+		{[]string{"agentknock", "--agentknock-home", ""}, []string{"keys"}, false},
+		{[]string{"agentknock", "--agentknock-home", "="}, []string{"=keys"}, false},
+		{[]string{"agentknock", "--agentknock-home", "=", "k"}, []string{"keys"}, false},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-ssh-key", "id"}, []string{"id_ed25519"}, false},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-file", "TOKEN", "=", "i"}, []string{"id_ed25519"}, false},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-file", "TOK"}, nil, false},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-env", "AGENTKNOCK_TEST_V"}, []string{"AGENTKNOCK_TEST_VAR"}, false},
+		// Operands that are not files complete to nothing, however many.
+		{[]string{"agentknock", "-s", ""}, nil, false},
+		{[]string{"agentknock", "-s", "a", "--rename-env", "a", "X", ""}, nil, false},
+		// ... and the word after them is an option again.
+		{[]string{"agentknock", "-s", "a", "--rename-env", "a", "X", "Y", "--rea"}, []string{"--reason"}, false},
+		// After "--": the command, then whatever it takes.
+		{[]string{"agentknock", "-s", "a", "--", "agentknock-no-such-comman"}, nil, false},
+		{[]string{"agentknock", "-s", "a", "--", "bas"}, []string{"bash"}, true},
+		// A subcommand name after "--" is the command's argument.
+		{[]string{"agentknock", "-s", "a", "--", "x", "pairing", "st"}, nil, false},
+	}
+	for _, c := range cases {
+		got := bashComplete(t, script, dir, c.words)
+		ok := slices.Equal(got, c.want)
+		if c.some {
+			ok = !slices.ContainsFunc(c.want, func(w string) bool { return !slices.Contains(got, w) })
+		}
+		if !ok {
+			t.Errorf("%q: completed %q, want %q", c.words, got, c.want)
+		}
+	}
+}
+
+func TestFishCompletion(t *testing.T) {
+	if _, err := exec.LookPath("fish"); err != nil {
+		t.Skip("no fish (.ci/run installs it)")
+	}
+	script := writeCompletionFile(t, "fish")
+	if out, err := exec.Command("fish", "-n", script).CombinedOutput(); err != nil {
+		t.Fatalf("fish -n: %v\n%s", err, out)
+	}
+	dir := completionFixture(t)
+	cases := []struct {
+		line string
+		want []string
+	}{
+		{"agentknock pai", []string{"pairing"}},
+		{"agentknock pairing st", []string{"start", "status"}},
+		{"agentknock secret upload x --from-ssh-key id", []string{"id_ed25519"}},
+		{"agentknock --agentknock-home k", []string{"keys/"}},
+		{"agentknock secret upload x --from-file TOKEN=i", []string{"TOKEN=id_ed25519"}},
+		{"agentknock -s a --rename-env a X ", nil},
+		{"agentknock completion ", []string{"bash", "fish", "zsh"}},
+	}
+	for _, c := range cases {
+		cmd := exec.Command("fish", "--no-config", "-c", "source "+script+"; complete -C '"+c.line+"'")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("fish %q: %v\n%s", c.line, err, out)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if l != "" {
+				got = append(got, strings.SplitN(l, "\t", 2)[0])
+			}
+		}
+		sort.Strings(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: completed %q, want %q", c.line, got, c.want)
+		}
+	}
+}
+
+// zshStubs stand in for zsh's completion builtins and functions, which exist
+// only inside the completion system: each prints what it was asked to do.
+const zshStubs = `compadd() { [[ $1 == -- ]] && shift; print -l -- "$@" }
+_files() { print -- "FILES $*" }
+_normal() { print -- "NORMAL ${words[*]} $CURRENT" }
+_message() { print -- "MESSAGE $*" }
+_parameters() { print -- "PARAMETERS $*" }
+compset() { [[ $1 == -P && $PREFIX == *=* ]] && { PREFIX=${PREFIX#*=}; return 0 }; return 1 }
+compdef() { : }
+`
+
+func TestZshCompletion(t *testing.T) {
+	if _, err := exec.LookPath("zsh"); err != nil {
+		t.Skip("no zsh (.ci/run installs it)")
+	}
+	script := writeCompletionFile(t, "zsh")
+	if out, err := exec.Command("zsh", "-n", script).CombinedOutput(); err != nil {
+		t.Fatalf("zsh -n: %v\n%s", err, out)
+	}
+	cases := []struct {
+		words []string
+		want  string // what the completion asked for, one request per line
+	}{
+		{[]string{"agentknock", "pai"}, "run pairing secret completion"},
+		{[]string{"agentknock", "pairing", "st"}, "start finish abort status remove"},
+		{[]string{"agentknock", "completion", ""}, "bash zsh fish"},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-ssh-key", "i"}, "FILES"},
+		{[]string{"agentknock", "--agentknock-home=/t"}, "FILES -/"},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-file", "TOKEN=i"}, "FILES"},
+		{[]string{"agentknock", "secret", "upload", "x", "--from-env", ""}, "PARAMETERS -g *export*"},
+		{[]string{"agentknock", "-s", "a", "--rename-env", "a", "X", ""}, "MESSAGE value"},
+		{[]string{"agentknock", "-s", "a", "--", "git", "com"}, "NORMAL git com 2"},
+		{[]string{"agentknock", "secret", "list", "--q"}, "--quiet --verbose --agentknock-home -h --help"},
+	}
+	for _, c := range cases {
+		prog := zshStubs + "source " + script + "\nwords=(\"$@\")\nCURRENT=$#words\nPREFIX=${words[CURRENT]}\n_agentknock\n"
+		out, err := exec.Command("zsh", append([]string{"-f", "-c", prog, "zsh"}, c.words...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zsh %q: %v\n%s", c.words, err, out)
+		}
+		if got := strings.Join(strings.Fields(string(out)), " "); got != c.want {
+			t.Errorf("%q: %q, want %q", c.words, got, c.want)
+		}
+	}
+	if out, err := exec.Command("bash", "-n", writeCompletionFile(t, "bash")).CombinedOutput(); err != nil {
+		t.Fatalf("bash -n: %v\n%s", err, out)
+	}
+}
