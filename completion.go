@@ -59,26 +59,25 @@ var runCompletionOptions = []completionOption{
 	{[]string{"--no-ssh-agent"}, ""},
 	{[]string{"--no-ssh-passthrough"}, ""},
 	{[]string{"--no-git-sign"}, ""},
-	{[]string{"--quiet"}, ""},
-	{[]string{"--verbose"}, ""},
-	{[]string{"--agentknock-home"}, "d"},
 	{[]string{"-h", "--help"}, ""},
 }
 
-var (
-	homeCompletionOption    = completionOption{[]string{"--agentknock-home"}, "d"}
-	helpCompletionOption    = completionOption{[]string{"-h", "--help"}, ""}
-	verboseCompletionOption = completionOption{[]string{"--verbose"}, ""}
-	quietCompletionOption   = completionOption{[]string{"--quiet"}, ""}
-)
+// globalCompletionOptions are accepted by every command, anywhere before
+// "--" (globals.go); completionCommands adds them to each entry.
+var globalCompletionOptions = []completionOption{
+	{[]string{"--agentknock-home"}, "d"},
+	{[]string{"--quiet"}, ""},
+	{[]string{"--verbose"}, ""},
+}
+
+var helpCompletionOption = completionOption{[]string{"-h", "--help"}, ""}
 
 func pairingCompletionEntry(sub string, extra ...completionOption) completionCommand {
-	return completionCommand{path: "pairing " + sub, options: append(extra,
-		homeCompletionOption, verboseCompletionOption, helpCompletionOption)}
+	return completionCommand{path: "pairing " + sub, options: append(extra, helpCompletionOption)}
 }
 
 // completionCommands is the command line as the shells see it.
-var completionCommands = []completionCommand{
+var completionCommands = withGlobalOptions([]completionCommand{
 	{
 		path:        "",
 		subcommands: []string{"run", "pairing", "secret", "completion"},
@@ -101,10 +100,7 @@ var completionCommands = []completionCommand{
 		subcommands: []string{"list", "upload"},
 		options:     []completionOption{helpCompletionOption},
 	},
-	{
-		path:    "secret list",
-		options: []completionOption{quietCompletionOption, verboseCompletionOption, homeCompletionOption, helpCompletionOption},
-	},
+	{path: "secret list", options: []completionOption{helpCompletionOption}},
 	{
 		path: "secret upload",
 		options: []completionOption{
@@ -118,10 +114,17 @@ var completionCommands = []completionCommand{
 			{[]string{"--from-ssh-key"}, "f"},
 			{[]string{"--passphrase-prompt"}, ""},
 			{[]string{"--passphrase-env"}, "e"},
-			quietCompletionOption, verboseCompletionOption, homeCompletionOption, helpCompletionOption,
+			helpCompletionOption,
 		},
 	},
 	{path: "completion", words: []string{"bash", "zsh", "fish"}, options: []completionOption{helpCompletionOption}},
+})
+
+func withGlobalOptions(cmds []completionCommand) []completionCommand {
+	for i := range cmds {
+		cmds[i].options = append(cmds[i].options[:len(cmds[i].options):len(cmds[i].options)], globalCompletionOptions...)
+	}
+	return cmds
 }
 
 func completionMain(args []string) int {

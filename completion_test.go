@@ -24,9 +24,17 @@ func completionEntry(t *testing.T, path string) completionCommand {
 	return completionCommand{}
 }
 
+func isGlobal(o completionOption) bool {
+	return slices.ContainsFunc(globalCompletionOptions, func(g completionOption) bool { return slices.Equal(g.names, o.names) })
+}
+
+// bareNames are the option names without dashes, global options left out.
 func bareNames(opts []completionOption) []string {
 	var names []string
 	for _, o := range opts {
+		if isGlobal(o) {
+			continue
+		}
 		for _, n := range o.names {
 			names = append(names, strings.TrimLeft(n, "-"))
 		}
@@ -54,6 +62,9 @@ func TestCompletionRunOptionsAreTheParsers(t *testing.T) {
 			t.Errorf("%q: completion options %q, parser %q", path, got, parser)
 		}
 		for _, o := range c.options {
+			if isGlobal(o) {
+				continue
+			}
 			name := strings.TrimLeft(o.names[0], "-")
 			want := 0
 			if n, ok := routingArity[name]; ok {
@@ -79,7 +90,7 @@ func TestCompletionSecretOptionsAreKnown(t *testing.T) {
 	}
 	for path, parse := range parsers {
 		for _, o := range completionEntry(t, path).options {
-			if o.names[len(o.names)-1] == "--help" {
+			if o.names[len(o.names)-1] == "--help" || isGlobal(o) {
 				continue // flag.ErrHelp, which the command turns into its help text
 			}
 			for _, n := range o.names {
@@ -90,6 +101,38 @@ func TestCompletionSecretOptionsAreKnown(t *testing.T) {
 				err := parse(append(args, "--no-such-option"))
 				if err == nil || !strings.Contains(err.Error(), "not defined: -no-such-option") {
 					t.Errorf("%s %q: %v (want the parser to reach the unknown option after it)", path, args, err)
+				}
+			}
+		}
+	}
+}
+
+// The global options of the table are those that extractGlobalOptions
+// takes out, with their operands, and every other option's operand count
+// is the one globals.go steps over.
+func TestCompletionGlobalOptions(t *testing.T) {
+	for _, o := range globalCompletionOptions {
+		args := []string{o.names[0]}
+		for range o.operands {
+			args = append(args, "/x")
+		}
+		if _, rest, err := extractGlobalOptions(append(args, "pairing")); err != nil || !slices.Equal(rest, []string{"pairing"}) {
+			t.Errorf("%q is not a global option: %q %v", args, rest, err)
+		}
+	}
+	for _, c := range completionCommands {
+		for _, g := range globalCompletionOptions {
+			if !slices.ContainsFunc(c.options, func(o completionOption) bool { return slices.Equal(o.names, g.names) }) {
+				t.Errorf("%q lacks global option %q", c.path, g.names)
+			}
+		}
+		for _, o := range c.options {
+			if isGlobal(o) {
+				continue
+			}
+			for _, n := range o.names {
+				if got := optionOperands[strings.TrimLeft(n, "-")]; got != len(o.operands) {
+					t.Errorf("%q %s: %d operands in the table, %d in optionOperands", c.path, n, len(o.operands), got)
 				}
 			}
 		}
@@ -311,7 +354,7 @@ func TestZshCompletion(t *testing.T) {
 		{[]string{"agentknock", "secret", "upload", "x", "--from-env", ""}, "PARAMETERS -g *export*"},
 		{[]string{"agentknock", "-s", "a", "--rename-env", "a", "X", ""}, "MESSAGE value"},
 		{[]string{"agentknock", "-s", "a", "--", "git", "com"}, "NORMAL git com 2"},
-		{[]string{"agentknock", "secret", "list", "--q"}, "--quiet --verbose --agentknock-home -h --help"},
+		{[]string{"agentknock", "secret", "list", "--q"}, "-h --help --agentknock-home --quiet --verbose"},
 	}
 	for _, c := range cases {
 		prog := zshStubs + "source " + script + "\nwords=(\"$@\")\nCURRENT=$#words\nPREFIX=${words[CURRENT]}\n_agentknock\n"

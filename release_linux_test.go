@@ -49,7 +49,7 @@ func TestCompletionPairingOptionsAreKnown(t *testing.T) {
 			continue
 		}
 		for _, o := range c.options {
-			if o.names[len(o.names)-1] == "--help" {
+			if o.names[len(o.names)-1] == "--help" || isGlobal(o) {
 				continue
 			}
 			args := []string{"pairing", "no-such-subcommand", o.names[0]}
