@@ -1,13 +1,15 @@
-// Environment construction: command-execution.md, "Environment construction",
-// rules 1 and 4-8, as one function over plain data. Rules 2, 3 and 5
-// (selection, omission, standard input, renames, valid names and values,
-// equal or conflicting values) belong to the response check in
-// protocol_responses.go, which must decide before the completion is sent;
-// the table test runs both together.
+// Environment construction: command-execution.md, "Environment
+// construction", rules 1 to 8, all here. Rules 2, 3 and 5 and the rule for
+// equal or conflicting values (routeEnvironmentSecret, checkFinalNames) run
+// during the response check, because a response that breaks them must be
+// completed ABORTED/INVALID_RESPONSE before anything else happens; rules 1,
+// 4, 6, 7 and 8 (buildEnvironment) run after approval, just before the
+// exec.
 package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -119,4 +121,86 @@ func buildEnvironment(p envPlan) (env []string, err error) {
 		}
 	}
 	return env, nil
+}
+
+// routeEnvironmentSecret applies one secret's requested routing to the
+// variables the device returned (stored names): rule 2, the response honours
+// "only" and "omit"; rule 3, the standard-input variable is taken out and
+// renames apply; rule 5, final names are valid and values hold no NUL. It
+// returns the final names with their values and the standard-input value,
+// if one is routed. Every failure is an invalid response.
+func routeEnvironmentSecret(name string, values envValues, routing *environmentDelivery) (envValues, *stdinDelivery, error) {
+	if routing == nil {
+		routing = &environmentDelivery{}
+	}
+	if routing.Only != nil {
+		for _, v := range routing.Only {
+			if _, ok := values[v]; !ok {
+				return nil, nil, invalidResponse("secret %q lacks variable %q selected by only", name, v)
+			}
+		}
+		for _, v := range protoSortedKeys(values) {
+			if !slices.Contains(routing.Only, v) {
+				return nil, nil, invalidResponse("secret %q returned variable %q not selected by only", name, v)
+			}
+		}
+	}
+	for _, v := range routing.Omit {
+		if _, ok := values[v]; ok {
+			return nil, nil, invalidResponse("secret %q returned omitted variable %q", name, v)
+		}
+	}
+	for _, src := range protoSortedKeys(routing.Rename) {
+		if _, ok := values[src]; !ok {
+			return nil, nil, invalidResponse("secret %q lacks variable %q named by rename", name, src)
+		}
+	}
+	var stdin *stdinDelivery
+	if routing.Stdin != "" {
+		v, ok := values[routing.Stdin]
+		if !ok {
+			return nil, nil, invalidResponse("secret %q lacks variable %q named by stdin", name, routing.Stdin)
+		}
+		stdin = &stdinDelivery{Secret: name, Variable: routing.Stdin, Value: v}
+	}
+	env := envValues{}
+	for _, src := range protoSortedKeys(values) {
+		if routing.Stdin != "" && src == routing.Stdin {
+			continue
+		}
+		final := src
+		if dst, ok := routing.Rename[src]; ok {
+			final = dst
+		}
+		if !validEnvironmentName(final) {
+			return nil, nil, invalidResponse("secret %q: invalid environment variable name %q", name, final)
+		}
+		value := values[src]
+		if strings.ContainsRune(string(value), 0) {
+			return nil, nil, invalidResponse("secret %q: value of %q contains a NUL byte", name, src)
+		}
+		if prev, seen := env[final]; seen && prev != value {
+			return nil, nil, invalidResponse("secret %q delivers different values for %q", name, final)
+		}
+		env[final] = value
+	}
+	return env, stdin, nil
+}
+
+// checkFinalNames requires secrets that deliver the same final name to
+// deliver the same value, so the overlay's order cannot matter.
+func checkFinalNames(secrets []approvedSecret) error {
+	owner := map[string]string{}
+	merged := map[string]secretText{}
+	for _, s := range secrets {
+		for _, final := range slices.Sorted(maps.Keys(s.Environment)) {
+			value := s.Environment[final]
+			if prev, seen := merged[final]; seen && prev != value {
+				return invalidResponse("secrets %q and %q deliver different values for %q", owner[final], s.Name, final)
+			}
+			merged[final] = value
+			owner[final] = s.Name
+		}
+	}
+	return nil
 }

@@ -1,13 +1,10 @@
 // Process replacement on Linux: command-execution.md, "Native executable
-// replacement", "Script execution" and "Signals and process state".
-//
-// The hand-off order is the one measured in ../shared/notes to lose no
-// signal: on a locked thread, block SIGINT/SIGTERM, give them back to the
-// kernel with the caller's disposition, stop the Go handler (signal.Stop
-// returns after every caught signal reached the channel), then look at the
-// channel and the pending set. Only then restore the caller's ignores, file
-// limit and mask, take the runtime's exec lock (without it a thread created
-// during exec makes the kernel drop setuid and file capabilities) and exec.
+// replacement", "Script execution" and "Signals and process state", in the
+// order replaceProcess (exec.go) gives; docs/launch-path.md has the
+// measurements behind it. A binary runs from its retained descriptor
+// (execveat with AT_EMPTY_PATH), a script from its candidate path, under
+// the runtime's exec lock: without it a thread created during exec makes
+// the kernel drop setuid and file capabilities.
 package main
 
 import (
@@ -44,102 +41,119 @@ func pendingSignals() uint64 {
 // execCommand replaces the process with the command. It returns only on
 // failure, which is terminal: the caller reports it and exits.
 func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, cs callerState, watch *signalWatch) error {
-	argvp, err := cStrings(argv)
-	if err != nil {
+	h := &linuxHandOff{wd: wd, x: x, stdin: stdin, cs: cs, watch: watch}
+	var err error
+	if h.argvp, err = cStrings(argv); err != nil {
 		return err
 	}
-	envp, err := cStrings(env)
-	if err != nil {
+	if h.envp, err = cStrings(env); err != nil {
 		return err
 	}
-	var path *byte
 	if x.script {
 		// The interpreter must reopen the script by name, so a script runs
 		// from its candidate path; relative ones resolve against the
 		// process's directory, which is the retained one (we never chdir).
-		if path, err = unix.BytePtrFromString(x.candidate); err != nil {
+		if h.path, err = unix.BytePtrFromString(x.candidate); err != nil {
 			return err
 		}
 	} else {
-		path = &[]byte{0}[0]
+		h.path = &[]byte{0}[0]
 	}
+	return replaceProcess(h, watch.testOnlyAfterBlock)
+}
 
+type linuxHandOff struct {
+	wd          workdir
+	x           *executable
+	argvp, envp []*byte
+	path        *byte // the script's candidate path, or "" for execveat
+	stdin       *os.File
+	cs          callerState
+	watch       *signalWatch
+}
+
+var terminationSignals = []syscall.Signal{unix.SIGINT, unix.SIGTERM}
+
+// blockTermination blocks SIGINT and SIGTERM on this thread, then gives
+// them back to the kernel with the caller's disposition: from here a new
+// signal acts on the launcher as it would on the command.
+func (h *linuxHandOff) blockTermination() error {
 	runtime.LockOSThread()
-	terminating := []syscall.Signal{unix.SIGINT, unix.SIGTERM}
 	var block unix.Sigset_t
-	for _, sig := range terminating {
+	for _, sig := range terminationSignals {
 		block.Val[0] |= 1 << (uint(sig) - 1)
 	}
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &block, nil); err != nil {
 		return err
 	}
-	if watch.testOnlyAfterBlock != nil {
-		watch.testOnlyAfterBlock()
-	}
-	for _, sig := range terminating {
+	for _, sig := range terminationSignals {
 		disposition := uint64(sigDFL)
-		if cs.ignored[sig] {
+		if h.cs.ignored[sig] {
 			disposition = sigIGN
 		}
 		if err := setDisposition(sig, disposition); err != nil {
 			return err
 		}
 	}
-	if sig := watch.stop(); sig != 0 {
-		return &interrupted{sig}
-	}
-	if sig := pendingTermination(pendingSignals(), cs); sig != 0 {
-		return &interrupted{sig}
-	}
+	return nil
+}
 
+func (h *linuxHandOff) stopWatching() syscall.Signal { return h.watch.stop() }
+
+func (h *linuxHandOff) pendingTermination() syscall.Signal {
+	return pendingTermination(pendingSignals(), h.cs)
+}
+
+// restoreCallerState puts back the snapshot taken at process entry (or what
+// a build without it knows): ignores with SIGPIPE at its default, the file
+// limit, then the mask.
+func (h *linuxHandOff) restoreCallerState() error {
 	for sig := 1; sig <= 64; sig++ {
-		if cs.ignored[sig] && sig != int(unix.SIGPIPE) && sig != int(unix.SIGKILL) && sig != int(unix.SIGSTOP) {
-			setDisposition(syscall.Signal(sig), sigIGN)
+		if h.cs.ignored[sig] && sig != int(unix.SIGPIPE) && sig != int(unix.SIGKILL) && sig != int(unix.SIGSTOP) {
+			// A signal the kernel will not let us ignore stays at the
+			// default; nothing better can be done for it.
+			_ = setDisposition(syscall.Signal(sig), sigIGN)
 		}
 	}
 	if err := setDisposition(unix.SIGPIPE, sigDFL); err != nil {
 		return err
 	}
-	if cs.nofile != nil {
-		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, cs.nofile, nil); err != nil {
+	if h.cs.nofile != nil {
+		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, h.cs.nofile, nil); err != nil {
 			return err
 		}
 	}
 	mask := unix.Sigset_t{}
-	mask.Val[0] = cs.mask
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &mask, nil); err != nil {
-		return err
-	}
+	mask.Val[0] = h.cs.mask
+	return unix.PthreadSigmask(unix.SIG_SETMASK, &mask, nil)
+}
 
-	// The service's pipe becomes standard input only now, so that every
-	// earlier failure leaves the caller's standard input in place.
-	if err := becomeStdin(stdin); err != nil {
-		return err
-	}
-	// The last check before exec: the same bytes as approved.
-	if err := x.revalidate(wd); err != nil {
-		return &revalidationError{err}
-	}
-	// A standard descriptor the caller left closed is closed again: the
-	// runtime's /dev/null there is not the caller's (descriptor 0 stays
-	// when it is the service's pipe).
+func (h *linuxHandOff) connectStdin() error { return becomeStdin(h.stdin) }
+
+func (h *linuxHandOff) lastCheck() error { return h.x.revalidate(h.wd) }
+
+// exec closes again a standard descriptor the caller left closed (the
+// runtime's /dev/null there is not the caller's; descriptor 0 stays when it
+// is the service's pipe), then executes.
+func (h *linuxHandOff) exec() error {
 	for fd := 0; fd < 3; fd++ {
-		if cs.closedStd&(1<<fd) != 0 && !(fd == 0 && stdin != nil) {
-			unix.Close(fd)
+		if h.cs.closedStd&(1<<fd) != 0 && !(fd == 0 && h.stdin != nil) {
+			// Closing a descriptor the runtime opened cannot fail in a way
+			// that matters: the command must not inherit it either way.
+			_ = unix.Close(fd)
 		}
 	}
-
 	runtimeBeforeExec()
 	var errno syscall.Errno
-	if x.script {
-		_, _, errno = unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	if h.x.script {
+		_, _, errno = unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(h.path)), uintptr(unsafe.Pointer(&h.argvp[0])), uintptr(unsafe.Pointer(&h.envp[0])))
 	} else {
-		_, _, errno = unix.RawSyscall6(unix.SYS_EXECVEAT, uintptr(x.fd), uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])), unix.AT_EMPTY_PATH, 0)
+		_, _, errno = unix.RawSyscall6(unix.SYS_EXECVEAT, uintptr(h.x.fd), uintptr(unsafe.Pointer(h.path)), uintptr(unsafe.Pointer(&h.argvp[0])), uintptr(unsafe.Pointer(&h.envp[0])), unix.AT_EMPTY_PATH, 0)
 	}
 	runtimeAfterExec()
-	runtime.KeepAlive(argvp)
-	runtime.KeepAlive(envp)
-	return execError(x, errno)
+	runtime.KeepAlive(h.argvp)
+	runtime.KeepAlive(h.envp)
+	return execError(h.x, errno)
 }
 
 func execError(x *executable, errno syscall.Errno) error {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/ssh"
@@ -261,18 +260,6 @@ type invocationResponse struct {
 	SSH     *sshSelection
 }
 
-// Environment merges every secret's final variables; conflicting values
-// were already rejected, so the merge is order-independent.
-func (r *invocationResponse) Environment() map[string]string {
-	env := make(map[string]string)
-	for _, s := range r.Secrets {
-		for name, value := range s.Environment {
-			env[name] = string(value)
-		}
-	}
-	return env
-}
-
 // checkInvocationResponse validates an Invocation response against the
 // request's secrets and routes the values. An error wrapping
 // errInvalidResponse means the client must not start the command and
@@ -322,8 +309,6 @@ func checkInvocationResponse(requested map[string]secretDelivery, plaintext []by
 	}
 
 	out := &invocationResponse{Outcome: outcomeApproved}
-	finalOwner := map[string]string{} // final env name -> secret that set it
-	merged := map[string]secretText{}
 	for _, name := range protoSortedKeys(secrets) {
 		sobj, ok := rawJSONObject(secrets[name])
 		if !ok {
@@ -337,23 +322,19 @@ func checkInvocationResponse(requested map[string]secretDelivery, plaintext []by
 		if err != nil {
 			return nil, invalidInSecret(name, err)
 		}
-		delivered := approvedSecret{Name: name, Type: typ, Description: desc, Variables: envValues{}, Environment: envValues{}}
+		delivered := approvedSecret{Name: name, Type: typ, Description: desc}
 		routing := requested[name].Environment
 		switch typ {
 		case secretTypeEnvironment:
-			stdin, err := routeEnvironmentSecret(name, sobj, routing, delivered.Variables, delivered.Environment)
-			if err != nil {
+			if delivered.Variables, err = decodeVariables(name, sobj); err != nil {
+				return nil, err
+			}
+			var stdin *stdinDelivery
+			if delivered.Environment, stdin, err = routeEnvironmentSecret(name, delivered.Variables, routing); err != nil {
 				return nil, err
 			}
 			if stdin != nil {
 				out.Stdin = stdin
-			}
-			for final, value := range delivered.Environment {
-				if prev, seen := merged[final]; seen && prev != value {
-					return nil, invalidResponse("secrets %q and %q deliver different values for %q", finalOwner[final], name, final)
-				}
-				merged[final] = value
-				finalOwner[final] = name
 			}
 		case secretTypeSSH:
 			if !routing.isEmpty() {
@@ -376,17 +357,19 @@ func checkInvocationResponse(requested map[string]secretDelivery, plaintext []by
 		}
 		out.Secrets = append(out.Secrets, delivered)
 	}
+	if err := checkFinalNames(out.Secrets); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
-// routeEnvironmentSecret checks one environment secret against its routing,
-// fills values with stored names and env with final names, and returns the
-// stdin value if one is routed.
-func routeEnvironmentSecret(name string, sobj jsonObject, routing *environmentDelivery, values, env envValues) (*stdinDelivery, error) {
+// decodeVariables reads an environment secret's stored variables.
+func decodeVariables(name string, sobj jsonObject) (envValues, error) {
 	vars, err := sobj.requiredObject("variables")
 	if err != nil {
 		return nil, invalidInSecret(name, err)
 	}
+	values := envValues{}
 	for _, v := range protoSortedKeys(vars) {
 		vobj, ok := rawJSONObject(vars[v])
 		if !ok {
@@ -398,60 +381,7 @@ func routeEnvironmentSecret(name string, sobj jsonObject, routing *environmentDe
 		}
 		values[v] = secretText(value)
 	}
-	if routing == nil {
-		routing = &environmentDelivery{}
-	}
-	if routing.Only != nil {
-		for _, v := range routing.Only {
-			if _, ok := values[v]; !ok {
-				return nil, invalidResponse("secret %q lacks variable %q selected by only", name, v)
-			}
-		}
-		for _, v := range protoSortedKeys(values) {
-			if !slices.Contains(routing.Only, v) {
-				return nil, invalidResponse("secret %q returned variable %q not selected by only", name, v)
-			}
-		}
-	}
-	for _, v := range routing.Omit {
-		if _, ok := values[v]; ok {
-			return nil, invalidResponse("secret %q returned omitted variable %q", name, v)
-		}
-	}
-	for _, src := range protoSortedKeys(routing.Rename) {
-		if _, ok := values[src]; !ok {
-			return nil, invalidResponse("secret %q lacks variable %q named by rename", name, src)
-		}
-	}
-	var stdin *stdinDelivery
-	if routing.Stdin != "" {
-		v, ok := values[routing.Stdin]
-		if !ok {
-			return nil, invalidResponse("secret %q lacks variable %q named by stdin", name, routing.Stdin)
-		}
-		stdin = &stdinDelivery{Secret: name, Variable: routing.Stdin, Value: v}
-	}
-	for _, src := range protoSortedKeys(values) {
-		if routing.Stdin != "" && src == routing.Stdin {
-			continue
-		}
-		final := src
-		if dst, ok := routing.Rename[src]; ok {
-			final = dst
-		}
-		if !validEnvironmentName(final) {
-			return nil, invalidResponse("secret %q: invalid environment variable name %q", name, final)
-		}
-		value := values[src]
-		if strings.ContainsRune(string(value), 0) {
-			return nil, invalidResponse("secret %q: value of %q contains a NUL byte", name, src)
-		}
-		if prev, seen := env[final]; seen && prev != value {
-			return nil, invalidResponse("secret %q delivers different values for %q", name, final)
-		}
-		env[final] = value
-	}
-	return stdin, nil
+	return values, nil
 }
 
 // ---- SecretList, SecretUpload, PairingFinish, PairingRemove responses ----

@@ -39,7 +39,7 @@ func TestCheckInvocationResponseRouting(t *testing.T) {
 		t.Fatalf("outcome %v", resp.Outcome)
 	}
 	want := map[string]string{"CLOUDFLARE_API_TOKEN": "sv-cloudflare-token", "GITHUB_HOST": "github.com", "PLAIN_TOKEN": "sv-plain-token"}
-	if got := resp.Environment(); !reflect.DeepEqual(got, want) {
+	if got := environmentOf(resp); !reflect.DeepEqual(got, want) {
 		t.Errorf("environment %v, want %v", got, want)
 	}
 	if resp.Stdin == nil || resp.Stdin.Secret != "github" || resp.Stdin.Variable != "GH_TOKEN" || resp.Stdin.Value != "sv-github-token" {
@@ -90,7 +90,7 @@ func TestCheckInvocationResponseWithSSH(t *testing.T) {
 	if resp.SSH == nil || resp.SSH.Secret != "release-signing" || !bytes.Equal(resp.SSH.PublicKey.Marshal(), key.pub.Marshal()) || resp.SSH.AuthorizedKey != key.line {
 		t.Fatalf("ssh selection %+v", resp.SSH)
 	}
-	if got := resp.Environment(); !reflect.DeepEqual(got, map[string]string{"T": "sv-t"}) {
+	if got := environmentOf(resp); !reflect.DeepEqual(got, map[string]string{"T": "sv-t"}) {
 		t.Errorf("environment %v", got)
 	}
 	// Without a comment is fine too.
@@ -167,7 +167,7 @@ func TestCheckInvocationResponseRules(t *testing.T) {
 			wantErr: `deliver different values for "GITHUB_HOST"`},
 		{name: "identical final name across secrets", mutate: func(d doc) { vars(d, "plain")["GITHUB_HOST"] = doc{"value": "github.com"} },
 			check: func(t *testing.T, r *invocationResponse) {
-				if r.Environment()["GITHUB_HOST"] != "github.com" {
+				if environmentOf(r)["GITHUB_HOST"] != "github.com" {
 					t.Error("merged value lost")
 				}
 			}},
@@ -178,7 +178,7 @@ func TestCheckInvocationResponseRules(t *testing.T) {
 			vars(d, "cloudflare")["CF_B"] = doc{"value": "sv-b"}
 		}, wantErr: `delivers different values for "CF_B"`},
 		{name: "stdin value stays out of the environment", check: func(t *testing.T, r *invocationResponse) {
-			if _, ok := r.Environment()["GH_TOKEN"]; ok {
+			if _, ok := environmentOf(r)["GH_TOKEN"]; ok {
 				t.Error("stdin variable also in the environment")
 			}
 		}},
@@ -253,14 +253,14 @@ func TestCheckInvocationResponseRules(t *testing.T) {
 			secret(d, "plain")["future"] = []any{1}
 			vars(d, "plain")["PLAIN_TOKEN"].(doc)["future"] = "f"
 		}, check: func(t *testing.T, r *invocationResponse) {
-			if r.Environment()["PLAIN_TOKEN"] != "sv-plain-token" {
+			if environmentOf(r)["PLAIN_TOKEN"] != "sv-plain-token" {
 				t.Error("value lost")
 			}
 		}},
 		{name: "insignificant whitespace", raw: "\n { \"result\" : \"APPROVED\" , \"secrets\" : { \"plain\" : { \"type\" : \"environment\" , \"variables\" : { \"PLAIN_TOKEN\" : { \"value\" : \"sv-p\" } } } ," +
 			" \"cloudflare\" : { \"type\" : \"environment\" , \"variables\" : { } } , \"github\" : { \"type\" : \"environment\" , \"variables\" : { \"GH_HOST\" : { \"value\" : \"h\" } , \"GH_TOKEN\" : { \"value\" : \"sv-t\" } } } } } \n",
 			check: func(t *testing.T, r *invocationResponse) {
-				if r.Environment()["PLAIN_TOKEN"] != "sv-p" || r.Stdin == nil || r.Stdin.Value != "sv-t" {
+				if environmentOf(r)["PLAIN_TOKEN"] != "sv-p" || r.Stdin == nil || r.Stdin.Value != "sv-t" {
 					t.Error("whitespace changed the result")
 				}
 			}},
@@ -400,4 +400,19 @@ func TestCheckResultResponses(t *testing.T) {
 			t.Errorf("%s: %+v %v", c.name, r, err)
 		}
 	}
+}
+
+// environmentOf is what the approved secrets add to an empty environment,
+// built the one way the launcher builds it.
+func environmentOf(r *invocationResponse) map[string]string {
+	env, err := buildEnvironment(envPlan{Secrets: r.Secrets})
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]string{}
+	for _, entry := range env {
+		name, value, _ := strings.Cut(entry, "=")
+		out[name] = value
+	}
+	return out
 }

@@ -182,8 +182,8 @@ func TestPairedEnvelopeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Environment()["A"] != "sv-a" {
-		t.Errorf("environment %v", resp.Environment())
+	if environmentOf(resp)["A"] != "sv-a" {
+		t.Errorf("environment %v", environmentOf(resp))
 	}
 	comp, err := sealProtectedCompletion(x, newApprovedCompletion())
 	if err != nil {
