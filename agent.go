@@ -47,6 +47,11 @@ type connAgent struct {
 	upstreamFailed bool
 }
 
+// agent.ServeAgent finds SignWithFlags (RSA SHA-2 signatures) and
+// Extension by a type assertion at run time; this makes a missing method a
+// compile error instead.
+var _ agent.ExtendedAgent = (*connAgent)(nil)
+
 // usableKey reports whether the selected key type can authenticate.
 func (a *connAgent) usableKey() bool {
 	t := a.key.Type()

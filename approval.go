@@ -3,12 +3,10 @@
 // checks themselves are checkInvocationResponse's.
 package main
 
-import "fmt"
-
-// denialError is a device's authenticated refusal; the command does not run.
-type denialError struct{ text string }
-
-func (e *denialError) Error() string { return e.text }
+import (
+	"errors"
+	"fmt"
+)
 
 // judgeInvocationResponse returns the checked approval, or the error to
 // report; the completion is what the client sends back in either case.
@@ -18,7 +16,7 @@ func judgeInvocationResponse(inv invocationRequest, plaintext []byte) (*invocati
 		return nil, completion, fmt.Errorf("%v; the command did not run", failure)
 	}
 	if resp.Outcome == outcomeDenied {
-		return nil, newDeniedCompletion(resp.Denial), &denialError{describeDenial(resp.Denial)}
+		return nil, newDeniedCompletion(resp.Denial), errors.New(describeDenial(resp.Denial))
 	}
 	return resp, newApprovedCompletion(), nil
 }

@@ -9,9 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxLauncherDepth is how many ancestor executables the request reports.
-const maxLauncherDepth = 4
-
 // reportedStream is what the request says about standard descriptor fd: a
 // descriptor the caller closed is UNKNOWN (the protocol has no kind for it;
 // the runtime put /dev/null there, which the command will not get).
@@ -48,12 +45,12 @@ func streamKind(fd int) string {
 }
 
 // walkLaunchers collects the executable paths of pid and its ancestors, up
-// to maxLauncherDepth, oldest first, as the request reports them. Missing,
+// to maxLauncherChain, oldest first, as the request reports them. Missing,
 // inaccessible or non-UTF-8 information, or a path that is not absolute,
 // ends the chain there: the device is told less, never a guess.
 func walkLaunchers(pid int, executablePath func(pid int) (string, error), parentOf func(pid int) (int, error)) []string {
 	var chain []string
-	for len(chain) < maxLauncherDepth && pid > 0 {
+	for len(chain) < maxLauncherChain && pid > 0 {
 		path, err := executablePath(pid)
 		if err != nil || !utf8.ValidString(path) || !strings.HasPrefix(path, "/") {
 			break

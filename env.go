@@ -29,14 +29,6 @@ type envPlan struct {
 	NoAgent   bool             // rule 7: remove SSH_AUTH_SOCK last
 }
 
-// envError is a response the environment cannot be built from. Its text
-// names variables and secrets, never values.
-type envError struct{ msg string }
-
-func (e *envError) Error() string { return e.msg }
-
-func envErrorf(format string, args ...any) error { return &envError{fmt.Sprintf(format, args...)} }
-
 // envName returns the name part of an environment entry.
 func envName(entry string) string {
 	if i := strings.IndexByte(entry, '='); i >= 0 {
@@ -98,7 +90,7 @@ func buildEnvironment(p envPlan) (env []string, err error) {
 		if v, ok := lookup("GIT_CONFIG_COUNT"); ok && v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return nil, envErrorf("GIT_CONFIG_COUNT is %q, not a count; Git would refuse it", v)
+				return nil, fmt.Errorf("GIT_CONFIG_COUNT is %q, not a count; Git would refuse it", v)
 			}
 			count = n
 		}

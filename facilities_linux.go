@@ -47,7 +47,7 @@ func checkHostFacilities(n runNeeds) error {
 		// A NULL path can only fail, with EFAULT, once the call is allowed.
 		_, _, errno := unix.RawSyscall(unix.SYS_EXECVE, 0, 0, 0)
 		if refused(errno) {
-			return selectionErrorf("this system refuses the execve system call (%v), so agentknock cannot run the script; the sandbox or seccomp profile must allow execve", errno)
+			return fmt.Errorf("this system refuses the execve system call (%v), so agentknock cannot run the script; the sandbox or seccomp profile must allow execve", errno)
 		}
 	} else {
 		// Descriptor -1 and an unknown flag can only fail, with EBADF or
@@ -55,7 +55,7 @@ func checkHostFacilities(n runNeeds) error {
 		empty := []byte{0}
 		_, _, errno := unix.RawSyscall6(unix.SYS_EXECVEAT, ^uintptr(0), uintptr(unsafe.Pointer(&empty[0])), 0, 0, unix.AT_EMPTY_PATH|0x80000000, 0)
 		if refused(errno) {
-			return selectionErrorf("this system refuses the execveat system call (%v), which agentknock uses to run exactly the approved file; the sandbox or seccomp profile must allow execveat (Linux 3.19 or later)", errno)
+			return fmt.Errorf("this system refuses the execveat system call (%v), which agentknock uses to run exactly the approved file; the sandbox or seccomp profile must allow execveat (Linux 3.19 or later)", errno)
 		}
 	}
 	need := runDescriptors
@@ -64,18 +64,18 @@ func checkHostFacilities(n runNeeds) error {
 	}
 	if err := checkDescriptors(need, n.service); err != nil {
 		if n.service && checkDescriptors(runDescriptors, false) == nil {
-			return selectionErrorf("%v. The invocation service (for --stdin and SSH secrets) needs them; if no requested secret is an SSH key and --stdin is not used, --no-ssh-agent --no-git-sign run with fewer.", err)
+			return fmt.Errorf("%v. The invocation service (for --stdin and SSH secrets) needs them; if no requested secret is an SSH key and --stdin is not used, --no-ssh-agent --no-git-sign run with fewer", err)
 		}
 		return err
 	}
 	if n.service {
 		fd, err := unix.PidfdOpen(unix.Getpid(), 0)
 		if err != nil {
-			return selectionErrorf("this system refuses the pidfd_open system call (%v), which the invocation service uses to end with the command (Linux 5.3 or later, allowed by the seccomp profile).%s", err, serviceHint)
+			return fmt.Errorf("this system refuses the pidfd_open system call (%v), which the invocation service uses to end with the command (Linux 5.3 or later, allowed by the seccomp profile).%s", err, serviceHint)
 		}
 		unix.Close(fd)
 		if err := probePeerCredentials(); err != nil {
-			return selectionErrorf("this system does not provide Unix socket peer credentials (SO_PEERCRED: %v), which the invocation service uses to serve only the command's processes.%s", err, serviceHint)
+			return fmt.Errorf("this system does not provide Unix socket peer credentials (SO_PEERCRED: %v), which the invocation service uses to serve only the command's processes.%s", err, serviceHint)
 		}
 	}
 	return nil
@@ -112,7 +112,7 @@ func checkDescriptors(need int, service bool) error {
 		if service && total < serviceLimit {
 			total = serviceLimit
 		}
-		return selectionErrorf("the open-file limit (ulimit -n, %d) leaves too few descriptors for agentknock; raise it to at least %d", lim.Cur, total)
+		return fmt.Errorf("the open-file limit (ulimit -n, %d) leaves too few descriptors for agentknock; raise it to at least %d", lim.Cur, total)
 	}
 	if service && lim.Cur < serviceLimit {
 		return tooLow()

@@ -225,14 +225,14 @@ type invocationRequest struct {
 
 // newInvocationRequest validates and normalises an Invocation: empty
 // routing becomes {}, nil lists become [], and the operation type is exec.
-func newInvocationRequest(secrets map[string]secretDelivery, reason string, op execOperation, launcherChain []string, token []byte) (invocationRequest, error) {
+func newInvocationRequest(secrets map[string]secretDelivery, reason string, op execOperation, launchers []string, token []byte) (invocationRequest, error) {
 	if err := validateSecretDeliveries(secrets); err != nil {
 		return invocationRequest{}, err
 	}
 	if len(token) != invocationTokenSize {
 		return invocationRequest{}, errors.New("invocation token must be 32 bytes")
 	}
-	if len(launcherChain) > maxLauncherChain {
+	if len(launchers) > maxLauncherChain {
 		return invocationRequest{}, fmt.Errorf("launcher chain has more than %d entries", maxLauncherChain)
 	}
 	if op.Type == "" {
@@ -257,7 +257,7 @@ func newInvocationRequest(secrets map[string]secretDelivery, reason string, op e
 		Secrets:         normalised,
 		Reason:          reason,
 		Operation:       op,
-		LauncherChain:   append([]string{}, launcherChain...),
+		LauncherChain:   append([]string{}, launchers...),
 		InvocationToken: bytes.Clone(token),
 	}, nil
 }

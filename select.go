@@ -41,15 +41,6 @@ type workdir struct {
 	path string
 }
 
-// selectionError stops the run before the device is contacted.
-type selectionError struct{ msg string }
-
-func (e *selectionError) Error() string { return e.msg }
-
-func selectionErrorf(format string, args ...any) error {
-	return &selectionError{fmt.Sprintf(format, args...)}
-}
-
 // retainWorkdir opens the current directory as the base of every relative
 // lookup and names it (workdirName: getcwd on Linux, the descriptor's own
 // path on macOS). A removed directory can still be opened, so the name
@@ -58,9 +49,9 @@ func retainWorkdir() (workdir, error) {
 	fd, err := unix.Open(".", workdirFlags, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return workdir{}, selectionErrorf("can't resolve working directory: it no longer exists")
+			return workdir{}, fmt.Errorf("can't resolve working directory: it no longer exists")
 		}
-		return workdir{}, selectionErrorf("cannot open the working directory: %v", err)
+		return workdir{}, fmt.Errorf("cannot open the working directory: %v", err)
 	}
 	path, err := workdirName(fd)
 	if err == nil {
@@ -80,13 +71,13 @@ var errWorkdirReplaced = errors.New("the working directory was moved or replaced
 func workdirError(err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return selectionErrorf("can't resolve working directory: it no longer exists")
+		return fmt.Errorf("can't resolve working directory: it no longer exists")
 	case errors.Is(err, errPathNotUTF8):
-		return selectionErrorf("the working directory path is not valid UTF-8, so it cannot be shown to the device")
+		return fmt.Errorf("the working directory path is not valid UTF-8, so it cannot be shown to the device")
 	case errors.Is(err, errWorkdirReplaced):
-		return selectionErrorf("%v", err)
+		return fmt.Errorf("%v", err)
 	}
-	return selectionErrorf("cannot determine the working directory: %v", err)
+	return fmt.Errorf("cannot determine the working directory: %v", err)
 }
 
 // nameFromBuffer is the NUL-terminated path a system call wrote into buf.
@@ -194,21 +185,21 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 		}
 	}
 	if denied != "" {
-		return nil, selectionErrorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", denied)
+		return nil, fmt.Errorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", denied)
 	}
-	return nil, selectionErrorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath)
+	return nil, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath)
 }
 
 func describeOpenError(candidate string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return selectionErrorf("command %s wasn't found", quoted(candidate))
+		return fmt.Errorf("command %s wasn't found", quoted(candidate))
 	case errors.Is(err, errNotExecutable), errors.Is(err, unix.EACCES):
-		return selectionErrorf("cannot run %s: permission denied or not an executable file", candidate)
+		return fmt.Errorf("cannot run %s: permission denied or not an executable file", candidate)
 	case errors.Is(err, errPathNotUTF8):
-		return selectionErrorf("cannot run %s: its path is not valid UTF-8, so it cannot be shown to the device", candidate)
+		return fmt.Errorf("cannot run %s: its path is not valid UTF-8, so it cannot be shown to the device", candidate)
 	}
-	return selectionErrorf("cannot run %s: %v", candidate, err)
+	return fmt.Errorf("cannot run %s: %v", candidate, err)
 }
 
 var errPathNotUTF8 = errors.New("path is not valid UTF-8")
@@ -230,12 +221,12 @@ func (x *executable) inspect() error {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 			return nil
 		}
-		return selectionErrorf("cannot read %s: %v", x.path, err)
+		return fmt.Errorf("cannot read %s: %v", x.path, err)
 	}
 	defer f.Close()
 	sum, head, size, err := hashStream(f)
 	if err != nil {
-		return selectionErrorf("cannot read %s: %v", x.path, err)
+		return fmt.Errorf("cannot read %s: %v", x.path, err)
 	}
 	x.hash = sum
 	x.script = len(head) >= 2 && head[0] == '#' && head[1] == '!'
