@@ -7,11 +7,13 @@
 // device in a GitSign exchange and returns the armored signature; the
 // helper writes it where Git expects it. Everything else goes to the
 // system ssh-keygen with the original arguments (signing with another key
-// only with SSH passthrough).
+// only with SSH passthrough). Both halves are here: the helper process
+// first, then the service's answer to it.
 package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -379,4 +381,68 @@ func commitTreeAndParent(payload []byte) (tree, parent string) {
 		return "", ""
 	}
 	return tree, parent
+}
+
+// ---- The service half: requests from the helper over service.sock ----
+
+// serveHelperConn answers one request of the Git signing helper.
+func serveHelperConn(ctx context.Context, conn net.Conn, cfg *serviceSSH, key ssh.PublicKey, owner int) {
+	defer conn.Close()
+	pid, err := peerPID(conn)
+	if err != nil || !descendsFrom(pid, owner) {
+		return
+	}
+	var req serviceRequest
+	reply := serviceReply{}
+	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
+		reply.Error = "unreadable request"
+	} else {
+		switch req.Op {
+		case "key":
+			reply.PublicKey, reply.Passthrough = cfg.PublicKey, cfg.Passthrough
+		case "sign":
+			armored, err := gitSignWithDevice(ctx, cfg, key, req.Message, req.Repository)
+			if err != nil {
+				reply.Error = err.Error()
+			}
+			reply.Signature = armored
+		default:
+			reply.Error = "unknown request"
+		}
+	}
+	json.NewEncoder(conn).Encode(reply)
+}
+
+// gitSignWithDevice is one GitSign exchange: the exact payload Git asked
+// to sign, a separate device decision, an SSHSIG verified before use.
+func gitSignWithDevice(ctx context.Context, cfg *serviceSSH, key ssh.PublicKey, message []byte, repo *gitRepositoryContext) (string, error) {
+	out := newOutput(true, false)
+	p, err := activePairing(cfg.Home, out)
+	if err != nil {
+		return "", err
+	}
+	if repo.validate() != nil {
+		repo = nil // advisory only: never a reason to fail
+	}
+	req, err := newGitSignRequest(cfg.InvocationID, cfg.Token, cfg.Secret, message, repo)
+	if err != nil {
+		return "", err
+	}
+	watch, stop := contextWatch(ctx)
+	defer stop()
+	call, plaintext, err := callDevice(cfg.Home, p, req, watch, out)
+	if err != nil {
+		return "", err
+	}
+	r, err := checkGitSignResponse(plaintext, key, message)
+	if completion, failure := responseFailure(err, r); failure != nil {
+		call.finish(completion, out)
+		return "", failure
+	}
+	if r.Outcome == outcomeDenied {
+		call.finish(newDeniedCompletion(r.Denial), out)
+		return "", errors.New(describeDenial(r.Denial))
+	}
+	call.finish(newApprovedCompletion(), out)
+	return r.Armored, nil
 }
