@@ -6,6 +6,7 @@
 // user-authentication message), passes every other request unchanged to the
 // previous agent over one lazily opened connection per client connection,
 // and refuses key management, which cannot apply to both.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // The outcome of an Invocation response (client-device protocol,
 // "Invocation"): which completion to send and what to tell the user. The
 // checks themselves are checkInvocationResponse's.
+
 package main
 
 import (

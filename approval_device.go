@@ -2,6 +2,7 @@
 
 // Approval from the paired device: command-execution.md steps 3-4, the
 // Invocation method of the client-device protocol.
+
 package main
 
 import "fmt"

@@ -6,6 +6,7 @@
 // the Invocation plaintext to request.json, then waits for response.json;
 // while it waits, a test can change files and send signals exactly as during
 // a real approval. The response goes through the same checks as a device's.
+
 package main
 
 import (

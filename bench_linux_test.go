@@ -2,6 +2,7 @@
 // selection, inspection, test approval and exec against running the same
 // command directly, and the streaming hash against a plain SHA-256 of the
 // same bytes, each measured in the same run.
+
 package main
 
 import (

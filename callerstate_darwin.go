@@ -12,6 +12,7 @@
 //   - mask: every thread keeps the caller's blocked signals except those
 //     the runtime unblocks; that mask is restored on the exec thread;
 //   - open-file limit: syscall.Exec restores the caller's soft limit.
+
 package main
 
 import (

@@ -12,6 +12,7 @@
 // and jumps to the runtime's own entry. A build without that flag (plain
 // `go build`, `go install`) has no snapshot; it falls back openly to what is
 // still visible at main, and --version and --verbose say so.
+
 package main
 
 import (

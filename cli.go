@@ -5,6 +5,7 @@
 // two or three operands, and a mandatory `--` before the command. The flag
 // package parses one value per option, so routing options are first grouped
 // with their operands (joined by NUL, which argv cannot contain).
+
 package main
 
 import (

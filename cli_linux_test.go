@@ -1,5 +1,6 @@
 // Command-line tests: every usage error exits 2 with its message, and
 // valid routing reaches the request.
+
 package main
 
 import (

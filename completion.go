@@ -2,6 +2,7 @@
 // written from one table of commands, options and operand kinds, so that a
 // shell completes the same words whichever it is. The table is checked
 // against the parsers and the help texts by completion_test.go.
+
 package main
 
 import (

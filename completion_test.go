@@ -1,5 +1,6 @@
 // Shell completion: the table agrees with the parsers and the help texts,
 // and the generated scripts complete in real bash and fish and parse in zsh.
+
 package main
 
 import (

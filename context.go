@@ -1,5 +1,6 @@
 // Approval context shared by Linux and macOS: command-execution.md,
 // "Approval context". Everything here is client-reported and advisory.
+
 package main
 
 import (

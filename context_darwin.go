@@ -5,6 +5,7 @@
 // kern.procargs2 is not used for paths: its executable path is the string
 // the parent passed to execve (possibly relative or a symbolic link) and it
 // lives in the process's own writable memory.
+
 package main
 
 import (

@@ -5,6 +5,7 @@
 // (Linux 6.13,
 // https://man7.org/linux/man-pages/man2/PIDFD_GET_INFO.2const.html) for the
 // service's peer check.
+
 package main
 
 import (

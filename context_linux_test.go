@@ -1,6 +1,7 @@
 // The pairing metadata of a Linux host comes from the files the reference
 // client reads; parentPID reads /proc/PID/stat past a command name that
 // holds spaces and parentheses.
+
 package main
 
 import (

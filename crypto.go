@@ -3,6 +3,7 @@
 // pairing with its commitment and SAS, the paired request/response/completion
 // exchange, and PSK rotation. Plaintexts are opaque bytes here; protocol.go
 // gives them meaning.
+
 package main
 
 import (

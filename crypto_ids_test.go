@@ -1,6 +1,7 @@
 // crypto_ids_test.go: tests of crypto.go's identifiers and values: ULID
 // parsing, JSON and generation (cryptosystem.md section 5.2), the pairing
 // address id (section 6), and the redaction of secretBytes.
+
 package main
 
 import (

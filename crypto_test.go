@@ -1,6 +1,7 @@
 // crypto_test.go: round trips of crypto.go against an HPKE receiver playing
 // the device, and fail-closed checks (cryptosystem.md sections 7-9: initial
 // pairing, the paired request/response/completion exchange, PSK rotation).
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // crypto_vectors_test.go: known answers for crypto.go (cryptosystem.md
 // section 13, testdata/crypto-vectors-v1.json): address id, identifiers,
 // commitment and SAS, initial pairing, paired exchange and PSK rotation.
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // decide is here, fed with what macOS returns (recorded buffers, errno
 // classes, process tables). Each test names the defect of the first macOS
 // review that it guards against.
+
 package main
 
 import (

@@ -5,6 +5,7 @@
 // completed ABORTED/INVALID_RESPONSE before anything else happens; rules 1,
 // 4, 6, 7 and 8 (buildEnvironment) run after approval, just before the
 // exec.
+
 package main
 
 import (

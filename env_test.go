@@ -1,6 +1,7 @@
 // Environment construction rules 1-8 (command-execution.md), one table:
 // each response goes through the client's response check (rules 2-3) and
 // then buildEnvironment (rules 1, 4-8), as in a run.
+
 package main
 
 import (

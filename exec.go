@@ -1,6 +1,7 @@
 // Process replacement shared by Linux and macOS: command-execution.md,
 // "Common execution semantics" steps 6, 8 and 9, and "Signals and process
 // state". The platform files provide the steps; the order is here, once.
+
 package main
 
 import (

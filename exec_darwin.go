@@ -5,6 +5,7 @@
 // hash checks (revalidate) are the last step before it. The path can still
 // be replaced between that check and execve; macOS offers no descriptor
 // execution to close that race.
+
 package main
 
 import (

@@ -5,6 +5,7 @@
 // (execveat with AT_EMPTY_PATH), a script from its candidate path, under
 // the runtime's exec lock: without it a thread created during exec makes
 // the kernel drop setuid and file capabilities.
+
 package main
 
 import (

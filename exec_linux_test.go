@@ -1,5 +1,6 @@
 // Process replacement (command-execution.md, "Native executable
 // replacement"): the exec happens under the Go runtime's exec lock.
+
 package main
 
 import (

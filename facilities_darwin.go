@@ -2,6 +2,7 @@
 // "Platform implementations"): on macOS 15 every facility the run uses
 // (O_EXEC, kqueue EVFILT_PROC, LOCAL_PEERPID) is part of the system, so
 // there is nothing to probe.
+
 package main
 
 func checkHostFacilities(runNeeds) error { return nil }

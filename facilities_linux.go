@@ -5,6 +5,7 @@
 // runtimes refuse newer system calls with ENOSYS or EPERM, and low
 // RLIMIT_NOFILE values leave no room for the run; each would otherwise be
 // found only after a person approved.
+
 package main
 
 import (

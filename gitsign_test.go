@@ -1,5 +1,6 @@
 // The repository context of a Git signing request, by the reference
 // client's rules (its git_repository.rs tests), with a real repository.
+
 package main
 
 import (

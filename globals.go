@@ -4,6 +4,7 @@
 // (`agentknock --agentknock-home DIR pairing status` and
 // `agentknock pairing status --agentknock-home DIR`). They are taken out of
 // the arguments first, so every subcommand parser sees only its own options.
+
 package main
 
 import "strings"

@@ -1,4 +1,5 @@
 // Global options (globals.go) wherever they stand before `--`.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // The state home: --agentknock-home, else AGENTKNOCK_HOME, else
 // $HOME/.agentknock, as the reference client resolves it. Resolving it never
 // changes the environment the command receives.
+
 package main
 
 import (

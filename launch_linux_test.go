@@ -3,6 +3,7 @@
 // plus the agentknock_testapproval tag, whose approval step is driven
 // through files, so a test can change the file system and send signals
 // while the launcher waits, then watch it replace itself.
+
 package main
 
 import (

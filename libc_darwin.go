@@ -5,6 +5,7 @@
 // system calls "should never be used" there), so these are called the way
 // x/sys calls libSystem: a trampoline per function (libc_darwin_*.s) and the
 // runtime's syscall.syscall, which switches to the system stack.
+
 package main
 
 import (

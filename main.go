@@ -1,6 +1,37 @@
-// agentknock runs one command with secrets that a paired device approves:
-// entry point, subcommand dispatch and help. The run sequence itself is in
-// run.go; command-execution.md is its specification.
+// Command agentknock runs one command with secrets that a paired device
+// approves. An AI coding agent or a person runs
+//
+//	agentknock run -s gh-token -- gh pr merge 12
+//
+// agentknock selects and inspects the command, asks the device through an
+// untrusted relay (end-to-end encrypted, Agentknock v1), and on approval
+// replaces itself with the command, the secret in its environment or on
+// its standard input. During the command an invocation service can offer a
+// temporary SSH agent and Git SSH signing whose key stays on the device.
+//
+// This file is the entry point: the hidden roles (invocation service, Git
+// signing helper), subcommand dispatch and help. The run sequence is
+// run.go; docs/architecture.md walks a request through the files in order,
+// and docs/launch-path.md holds the measured facts the launch path relies
+// on.
+//
+// # References
+//
+// Comments cite sections of these public documents by file name and
+// section title, for example command-execution.md, "Signals and process
+// state". Each is pinned to the version the code was written against:
+//
+//   - command-execution.md, the execution semantics:
+//     https://github.com/agentknock/agentknock-cli/blob/7e7d950164ac446f86688cb0cff9805708564754/docs/command-execution.md
+//   - client-device-protocol.md, the messages between client and device:
+//     https://github.com/agentknock/agentknock-cli/blob/2e4d6ae267e7a1e7a0e399aac61fc43e935d17be/docs/client-device-protocol.md
+//   - client-relay-protocol.md, the WebSocket relay:
+//     https://github.com/agentknock/agentknock-cli/blob/cf8f4bc54fe5f04cc4f76df71fb32e3910957bcc/docs/client-relay-protocol.md
+//   - cryptosystem.md, HPKE, PSKs and the paired exchange:
+//     https://github.com/agentknock/agentknock-cli/blob/2c59f63acca1ecb3ff2428d0d43797549e3f6670/docs/cryptosystem.md
+//
+// The reference Rust client in the same repository is the model for the
+// command line, the output and pairing.json.
 package main
 
 import (

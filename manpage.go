@@ -2,6 +2,7 @@
 // that the two cannot drift apart (manpage_test.go compares them word for
 // word). Written by the hidden command `agentknock __man VERSION` at release
 // time (scripts/release-docs); the roff follows man(7).
+
 package main
 
 import (

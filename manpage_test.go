@@ -1,5 +1,6 @@
 // The man page says what --help says: the roff, stripped of its markup, has
 // the words of every help text in order and nothing else.
+
 package main
 
 import (

@@ -6,6 +6,7 @@
 // every 30 seconds with the total elapsed time; --verbose also prints each
 // stage as it is reached, --quiet prints neither. Values of secrets never
 // reach these functions; callers pass names only.
+
 package main
 
 import (

@@ -1,4 +1,5 @@
 // Text from the device or relay is shown escaped.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // parent chain to require that it descends from the command
 // (command-execution.md, "Invocation service"). Best effort, not a same-user
 // security boundary.
+
 package main
 
 import (

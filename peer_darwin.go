@@ -1,4 +1,5 @@
 // The peer PID of a Unix socket on macOS: LOCAL_PEERPID.
+
 package main
 
 import "golang.org/x/sys/unix"

@@ -1,4 +1,5 @@
 // The peer PID of a Unix socket on Linux: SO_PEERCRED.
+
 package main
 
 import "golang.org/x/sys/unix"

@@ -3,6 +3,7 @@
 // "Invocation", "Git signing", "SSH authentication", "Secret list", "Secret
 // upload", "Pairing removal"): the request builders with their client-side
 // validation, and every completion.
+
 package main
 
 import (

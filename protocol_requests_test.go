@@ -2,6 +2,7 @@
 // and completion encodings (client-device-protocol.md "Pairing activation",
 // "Invocation", "Git signing", "SSH authentication", "Secret upload") and
 // their client-side validation.
+
 package main
 
 import (

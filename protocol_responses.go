@@ -3,6 +3,7 @@
 // "Invocation", "Secret list", "Secret upload", "Pairing activation",
 // "Pairing removal"): strict decoding of response members, the error and
 // denial forms, and the Invocation response with its environment routing.
+
 package main
 
 import (

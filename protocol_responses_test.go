@@ -3,6 +3,7 @@
 // PairingFinish and PairingRemove response checks (client-device-protocol.md
 // "Invocation", "Authenticated errors", "Secret list", "Secret upload",
 // "Pairing activation", "Pairing removal").
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // GitSign and SshAuthenticate response checks, SSHSIG verification (OpenSSH
 // PROTOCOL.sshsig), the user-authentication message parser (RFC 4252), and
 // the SSH wire and public-key helpers they share.
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // response checks, SSHSIG verification, signature algorithms and the
 // user-authentication message parser, with keys and signatures from the
 // real ssh-keygen; plus the SSH test-key helpers the other tests share.
+
 package main
 
 import (

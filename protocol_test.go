@@ -2,6 +2,7 @@
 // clear pairing payloads and paired envelopes (client-device-protocol.md
 // "Initial pairing", "Cryptographic envelopes", "Unprotected error
 // reports") and the redaction of secret text.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // connections (client-relay transport). Settings come from https_proxy /
 // HTTPS_PROXY, then all_proxy / ALL_PROXY, minus no_proxy / NO_PROXY, with
 // the lowercase name winning as curl and the reference client read them.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // proxy_test.go: tests of relay proxy selection, no_proxy matching and the
 // HTTP CONNECT tunnel (proxy.go), with a local CONNECT proxy that requires
 // Basic credentials in front of the fake wss:// relay of relay_test.go.
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // connections" in client-relay-protocol.md): refused upgrades and
 // Retry-After, close codes, liveness pings, TLS verification and the
 // loopback rule for plain ws://.
+
 package main
 
 import (

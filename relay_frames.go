@@ -3,6 +3,7 @@
 // client-relay-protocol.md): the frames a client sends, strict parsing of
 // the frames a relay may send, and sanitizing of relay-supplied text and
 // retry delays.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // ("Frame encoding" through "Error frame" in client-relay-protocol.md):
 // duplicates, foreign and invalid frames, null payloads, error, inactive and
 // state frames, and the 256 KiB frame limit.
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // relay helpers the other relay_*_test.go and proxy_test.go files use;
 // routes and headers ("WebSocket connections" in client-relay-protocol.md)
 // and relay URL validation.
+
 package main
 
 import (

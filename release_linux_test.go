@@ -2,6 +2,7 @@
 // and packaging scripts run them: every help text that a command prints is
 // one that the man page carries, and `completion` is a command only in the
 // command position.
+
 package main
 
 import (

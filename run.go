@@ -1,5 +1,6 @@
 // The run sequence of command-execution.md, "Common execution semantics",
 // steps 1-9, as one function to read from top to bottom.
+
 package main
 
 import (

@@ -4,6 +4,7 @@
 // temporary directory, else /tmp: the first under which the service's
 // socket paths fit in a Unix socket address (sun_path is 108 bytes on
 // Linux and 104 on macOS, whose per-user TMPDIR is already long).
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // The invocation service's directory base (command-execution.md,
 // "Invocation service"): XDG_RUNTIME_DIR only when it is private and safely
 // placed.
+
 package main
 
 import (

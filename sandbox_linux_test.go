@@ -3,6 +3,7 @@
 // "Linux implementation"): standard descriptors the caller closed, and a
 // mount namespace whose /proc is an empty tmpfs. The e2e package runs the
 // same paths against the real device, in bubblewrap and as PID 1.
+
 package main
 
 import (

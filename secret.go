@@ -2,6 +2,7 @@
 // and SecretUpload methods of the client-device protocol ("Secret list",
 // "Secret upload"), with the reference client's command line. The sources
 // of an upload are read in secret_sources.go.
+
 package main
 
 import (

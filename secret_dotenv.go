@@ -19,6 +19,7 @@
 //
 // A malformed line is reported by number; neither the value nor the text
 // of the line is ever quoted, since either may be secret.
+
 package main
 
 import (

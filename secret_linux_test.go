@@ -3,6 +3,7 @@
 // with a stand-in device behind the fake relay of relay_test.go, over a
 // real WebSocket, checking what the device receives (request and
 // completion) and what the user sees.
+
 package main
 
 import (

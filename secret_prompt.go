@@ -2,6 +2,7 @@
 // `secret upload --from-prompt` and `--passphrase-prompt`. Echo is turned
 // off with termios ioctls and the saved settings are put back on every
 // path, a SIGINT or SIGTERM during the prompt included.
+
 package main
 
 import (

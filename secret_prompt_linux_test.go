@@ -2,6 +2,7 @@
 // pseudo-terminal that is the controlling terminal of the built binary:
 // echo is off while it waits, the terminal is restored afterwards and
 // after SIGINT or SIGTERM, and the typed value reaches the device.
+
 package main
 
 import (

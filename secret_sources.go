@@ -3,6 +3,7 @@
 // input, dotenv files (secret_dotenv.go), terminal prompts
 // (secret_prompt.go) and SSH private keys (secret_sshkey.go). Errors name
 // variables and files, never values.
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // inside the encrypted request): read the key, decrypt it when it has a
 // passphrase, and re-encode it without one, keeping its comment. Only
 // Ed25519 and RSA keys are accepted, the two kinds a v1 device signs with.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // Tests of `agentknock secret` without a device: the command line, the
 // dotenv format, the reading of sources, the SSH-key conversion with keys
 // made by the real ssh-keygen, and the JSON of `secret list`.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // command-execution.md, "Working directory and search path", "Selected
 // executable" and "Executable inspection and revalidation". The
 // platform files supply the primitives (open a candidate, name it, read it).
+
 package main
 
 import (

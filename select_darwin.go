@@ -2,6 +2,7 @@
 // "Selection and inspection". macOS has no descriptor execution, so the
 // retained O_EXEC descriptor pins an identity (device and inode) that the
 // captured absolute path must still have when it is read and executed.
+
 package main
 
 import (

@@ -6,6 +6,7 @@
 // minimal containers) the name is the candidate with its symbolic links
 // resolved, and the file is reopened by that name: both are used only when
 // they lead to the device and inode of the retained descriptor.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // (command-execution.md, "Working directory and search path", "Selected
 // executable", "Executable inspection and revalidation", "Approval
 // context"), with real processes and files.
+
 package main
 
 import (

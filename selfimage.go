@@ -6,6 +6,7 @@
 // inode) before the request and checked each time it is used: an upgrade of
 // agentknock during the approval wait stops the run instead of starting a
 // different program with the approved SSH key.
+
 package main
 
 import (

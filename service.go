@@ -11,6 +11,7 @@
 // This file is the launcher's side: the startup data and starting the
 // service. The service process is service_main.go, its sockets
 // service_listen.go, the agent agent.go and Git signing gitsign.go.
+
 package main
 
 import (

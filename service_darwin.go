@@ -2,6 +2,7 @@
 // the identity recorded before the request (selfimage.go), and the owner
 // watch through kqueue EVFILT_PROC/NOTE_EXIT (command-execution.md, "macOS
 // implementation", "Invocation service").
+
 package main
 
 import (

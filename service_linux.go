@@ -5,6 +5,7 @@
 // without it (bubblewrap, minimal containers) it is the path the kernel
 // executed, identified by device and inode before the request (selfimage.go)
 // and checked again before the service starts and the Git helper links to it.
+
 package main
 
 import (

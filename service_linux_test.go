@@ -1,6 +1,7 @@
 // Standard-input delivery through the invocation service
 // (command-execution.md, "Invocation service, standard input, and SSH
 // operations"), with real processes and pipes.
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // operations"): agent.sock for the temporary SSH agent, service.sock and the
 // helper for Git signing, and an orderly close that lets signatures in
 // flight send their completions.
+
 package main
 
 import (

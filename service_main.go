@@ -4,6 +4,7 @@
 // the service into its own session, then as the service, which reads its
 // startup data, watches the owner, starts the SSH agent when asked, reports
 // readiness and writes the standard-input value.
+
 package main
 
 import (

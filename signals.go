@@ -2,6 +2,7 @@
 // "Signals and process state". SIGINT and SIGTERM cancel the operation
 // unless the caller ignores them, in which case agentknock ignores them too,
 // as the command would.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // Signal state and termination signals across the hand-off
 // (command-execution.md, "Signals and process state"), with real processes.
+
 package main
 
 import (

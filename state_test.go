@@ -1,5 +1,6 @@
 // pairing.json: the reference client's format, mode 0600, unknown members
 // kept, atomic replacement.
+
 package main
 
 import (

@@ -8,6 +8,7 @@
 // $AGENTKNOCK_TRACE_CPU. $AGENTKNOCK_TRACE_T0 (unix nanoseconds) is when
 // the caller started the process, the first mark. The marks are process-wide state, which release
 // builds do not have.
+
 package main
 
 import (

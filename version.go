@@ -1,6 +1,7 @@
 // The client's version: stamped at release time with
 // -ldflags=-X main.version=..., else the module version that `go install
 // agentknock.dev/agentknock@vX.Y.Z` records in the binary.
+
 package main
 
 import (

@@ -1,4 +1,5 @@
 // The stamped version wins over the one the module system records.
+
 package main
 
 import "testing"
