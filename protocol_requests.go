@@ -2,7 +2,7 @@
 // v1 client-device protocol (client-device-protocol.md "Pairing activation",
 // "Invocation", "Git signing", "SSH authentication", "Secret list", "Secret
 // upload", "Pairing removal"): the request builders with their client-side
-// validation, and every completion.
+// validation. The completions are protocol_completions.go.
 
 package main
 
@@ -468,61 +468,4 @@ func checkUploadPrivateKey(pemText string) error {
 		return errors.New("private key does not parse")
 	}
 	return nil
-}
-
-// ---- Completions ----
-
-// resultCompletion is every completion with a result: APPROVED, repeated
-// DENIED, ABORTED, PairingFinish ACCEPTED, and the SecretUpload echo.
-type resultCompletion struct {
-	clientInfo
-	Result  string  `json:"result"`
-	Reason  string  `json:"reason,omitempty"`
-	Message *string `json:"message,omitempty"`
-}
-
-// infoCompletion carries only the client software information
-// (SecretList, PairingRemove).
-type infoCompletion struct {
-	clientInfo
-}
-
-func newInfoCompletion() infoCompletion { return infoCompletion{newClientInfo()} }
-
-// newApprovedCompletion confirms an approval without repeating any value
-// or signature.
-func newApprovedCompletion() resultCompletion {
-	return resultCompletion{clientInfo: newClientInfo(), Result: resultApproved}
-}
-
-// newDeniedCompletion repeats the complete denial.
-func newDeniedCompletion(d deviceDenial) resultCompletion {
-	msg := d.Message
-	return resultCompletion{clientInfo: newClientInfo(), Result: resultDenied, Reason: d.Reason, Message: &msg}
-}
-
-// newAbortedCompletion reports a client-side abort. The message is sent to
-// the device: callers must not put secret values in it.
-func newAbortedCompletion(reason, message string) resultCompletion {
-	return resultCompletion{clientInfo: newClientInfo(), Result: resultAborted, Reason: reason, Message: &message}
-}
-
-// newDeviceErrorCompletion is the ABORTED/CLIENT_ERROR completion sent after
-// an authenticated device error.
-func newDeviceErrorCompletion(e deviceError) resultCompletion {
-	return newAbortedCompletion(abortClientError, e.Error())
-}
-
-func newPairingFinishCompletion() resultCompletion {
-	return resultCompletion{clientInfo: newClientInfo(), Result: resultAccepted}
-}
-
-// newSecretUploadCompletion repeats the upload result and, for REJECTED,
-// its message.
-func newSecretUploadCompletion(r *resultResponse) resultCompletion {
-	if r.Outcome == outcomeDenied {
-		msg := r.Message
-		return resultCompletion{clientInfo: newClientInfo(), Result: resultRejected, Message: &msg}
-	}
-	return resultCompletion{clientInfo: newClientInfo(), Result: resultReceived}
 }

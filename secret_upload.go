@@ -1,0 +1,70 @@
+// `agentknock secret upload`: the SecretUpload method of the client-device
+// protocol ("Secret upload"), from the sources of secret_sources.go.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+func runSecretUpload(o *secretUploadOptions, cs callerState) int {
+	out := newPlainOutput(o.Quiet, o.Verbose, &secretUploadStageMessages)
+	home, err := stateHome(o.Home)
+	if err != nil {
+		out.failure("%v", err)
+		return 1
+	}
+	// The pairing is checked before any source is read, so that nobody
+	// types a value for an upload that cannot be sent.
+	p, err := activePairing(home, out)
+	if err != nil {
+		out.failure("%v. Nothing was uploaded.", err)
+		return 1
+	}
+	watch := watchTermination(cs)
+	secret, err := readUploadSecret(o, defaultUploadInput(watch))
+	if err != nil {
+		var intr *interrupted
+		if errors.As(err, &intr) {
+			out.failure("%v; nothing was uploaded.", err)
+			return exitStatusFor(intr.sig)
+		}
+		if errors.As(err, new(*usageError)) {
+			return reportSecretUsage(err)
+		}
+		out.failure("cannot prepare the secret upload: %v", err)
+		return 1
+	}
+	req, err := newSecretUploadRequest(o.Mode, secret)
+	if err != nil {
+		out.failure("cannot prepare the secret upload: %v", err)
+		return 1
+	}
+	select {
+	case sig := <-watch.ch:
+		out.failure("%v; nothing was uploaded.", &interrupted{sig: toSignal(sig)})
+		return exitStatusFor(toSignal(sig))
+	default:
+	}
+
+	call, plaintext, err := callDevice(home, p, req, watch, out)
+	if err != nil {
+		return reportCallError(err, "the secret upload was cancelled, but the device may have received it.", out)
+	}
+	resp, err := checkSecretUploadResponse(plaintext)
+	if completion, failure := responseFailure(err, resp); failure != nil {
+		call.finish(completion, out)
+		out.failure("secret upload: %v; it is unknown whether the device kept the upload", failure)
+		return 1
+	}
+	call.finish(newSecretUploadCompletion(resp), out)
+	if resp.Outcome == outcomeDenied {
+		out.failure("The device rejected the secret upload: %s", printable(resp.Message))
+		return 1
+	}
+	fmt.Printf("Secret upload %s delivered to the device.\n", quoted(o.Name))
+	fmt.Println("The secret isn't available until you approve the upload on the device.")
+	fmt.Println("Suggested action: Review the secret upload on the device.")
+	return 0
+}
