@@ -34,14 +34,15 @@ import (
 // agentknock started under this name is the helper.
 const gitSignHelperName = "agentknock-git-sign"
 
-// gitSignRequest / gitSignReply are the lines of service.sock.
-type serviceRequest struct {
+// helperRequest and helperReply are the JSON lines the helper and the
+// service exchange over service.sock.
+type helperRequest struct {
 	Op         string                `json:"op"` // "key" or "sign"
 	Message    []byte                `json:"message,omitempty"`
 	Repository *gitRepositoryContext `json:"repository,omitempty"`
 }
 
-type serviceReply struct {
+type helperReply struct {
 	PublicKey   string `json:"public_key,omitempty"`
 	Passthrough bool   `json:"passthrough,omitempty"`
 	Signature   string `json:"signature,omitempty"`
@@ -49,7 +50,7 @@ type serviceReply struct {
 }
 
 // askService sends one request to service.sock beside the helper.
-func askService(dir string, req serviceRequest) (*serviceReply, error) {
+func askService(dir string, req helperRequest) (*helperReply, error) {
 	conn, err := net.Dial("unix", filepath.Join(dir, "service.sock"))
 	if err != nil {
 		return nil, fmt.Errorf("the agentknock invocation service is gone (the command that started it has ended?): %v", err)
@@ -58,7 +59,7 @@ func askService(dir string, req serviceRequest) (*serviceReply, error) {
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
 		return nil, err
 	}
-	var reply serviceReply
+	var reply helperReply
 	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&reply); err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func gitSignMain(args []string) int {
 		return 1
 	}
 	if len(args) == 1 && args[0] == "default-key" {
-		reply, err := askService(dir, serviceRequest{Op: "key"})
+		reply, err := askService(dir, helperRequest{Op: "key"})
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -90,7 +91,7 @@ func gitSignMain(args []string) int {
 		// Verification, other namespaces and unknown forms: ssh-keygen.
 		return execSSHKeygen(dir, args)
 	}
-	reply, err := askService(dir, serviceRequest{Op: "key"})
+	reply, err := askService(dir, helperRequest{Op: "key"})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -109,7 +110,7 @@ func gitSignMain(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	out, err := askService(dir, serviceRequest{Op: "sign", Message: payload, Repository: repositoryContext(payload)})
+	out, err := askService(dir, helperRequest{Op: "sign", Message: payload, Repository: repositoryContext(payload)})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -392,8 +393,8 @@ func serveHelperConn(ctx context.Context, conn net.Conn, cfg *serviceSSH, key ss
 	if err != nil || !descendsFrom(pid, owner) {
 		return
 	}
-	var req serviceRequest
-	reply := serviceReply{}
+	var req helperRequest
+	reply := helperReply{}
 	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
 		reply.Error = "unreadable request"
 	} else {
