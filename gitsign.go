@@ -245,8 +245,15 @@ func repositoryContext(payload []byte) *gitRepositoryContext {
 	return ctx
 }
 
-// commitTreeAndParent reads the header of a commit payload.
+// commitTreeAndParent reads the header of a commit payload. Only object
+// names (hexadecimal SHA-1 or SHA-256) come back: the payload is the
+// caller's, and anything else would reach `git diff-tree` as an option.
 func commitTreeAndParent(payload []byte) (tree, parent string) {
+	defer func() {
+		if !gitObjectName(tree) || (parent != "" && !gitObjectName(parent)) {
+			tree, parent = "", ""
+		}
+	}()
 	for _, line := range strings.Split(string(payload), "\n") {
 		if line == "" {
 			break
@@ -258,4 +265,16 @@ func commitTreeAndParent(payload []byte) (tree, parent string) {
 		}
 	}
 	return tree, parent
+}
+
+func gitObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
