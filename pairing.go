@@ -124,7 +124,10 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 			return usagef("--relay: %v", err)
 		}
 	}
-	if err := requireNoPairing(home); err != nil {
+	// Every local check comes before the device hears of this client: a
+	// pairing the device starts but this client cannot store would block
+	// other pairings on the device until it expires.
+	if err := checkHomeWritable(home); err != nil {
 		return err
 	}
 	ep, err := relayURLFor(relayFlag)
@@ -221,6 +224,35 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 	}
 	fmt.Printf("Verification code: %s\n", done.SAS)
 	out.status("Compare this verification code with the one the device shows. Only if all 12 digits match, approve the pairing on the device, then run `agentknock pairing finish`. If they differ, reject it on the device and run `agentknock pairing abort`.")
+	return nil
+}
+
+// checkHomeWritable takes the lock, requires that there is no pairing, and
+// writes and removes a temporary file the way a pairing is written.
+func checkHomeWritable(home string) error {
+	s, err := lockStateDir(home)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	if err := requireNoPairing(home); err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(home, "."+pairingFileName+".*")
+	if err == nil {
+		_, err = probe.Write([]byte("{}\n"))
+		if err == nil {
+			err = probe.Sync()
+		}
+		probe.Close()
+		os.Remove(probe.Name())
+	}
+	if err == nil {
+		err = s.dir.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write the pairing in %s (%v); nothing was sent to the device", home, err)
+	}
 	return nil
 }
 
