@@ -281,17 +281,25 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 	if !p.Pending {
 		return errors.New("the pairing is already active")
 	}
-	call, plaintext, err := callDevice(home, p, newMethodRequest(methodPairingFinish), watch, out)
+	// A rerun after a crash resends the same request and collects the
+	// device's answer to it (exchange_durable.go).
+	call, rec, plaintext, err := callDeviceDurable(home, p, methodPairingFinish, "agentknock pairing finish", newMethodRequest(methodPairingFinish), watch, out)
 	if err != nil {
 		return err
 	}
 	r, err := checkPairingFinishResponse(plaintext)
 	if completion, failure := responseFailure(err, r); failure != nil {
 		call.finish(completion, out)
-		return failure
+		if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
+			out.failure("%v", cerr)
+		}
+		return fmt.Errorf("%v; the pending pairing was kept: check the pairing on the device, then run `agentknock pairing finish` again", failure)
 	}
 	if r.Outcome == outcomeDenied {
 		call.abort(abortOther, "pairing rejected", out)
+		if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
+			out.failure("%v", cerr)
+		}
 		return errors.New("the device rejected the pairing; run `agentknock pairing abort` and start again if needed")
 	}
 	s, err := lockStateDir(home)
@@ -304,6 +312,7 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 		return errors.New("the pending pairing changed while it was being finished; check `agentknock pairing status`")
 	}
 	current.Pending = false
+	current.Outstanding = nil
 	if err := s.writePairing(current); err != nil {
 		return err
 	}
@@ -371,13 +380,16 @@ func pairingRemove(home string, force bool, watch *signalWatch, out *output) err
 		return errors.New("the pairing is pending; use `agentknock pairing abort`")
 	}
 	if !force {
-		call, plaintext, err := callDevice(home, p, newMethodRequest(methodPairingRemove), watch, out)
+		call, rec, plaintext, err := callDeviceDurable(home, p, methodPairingRemove, "agentknock pairing remove", newMethodRequest(methodPairingRemove), watch, out)
 		if err != nil {
-			return fmt.Errorf("%v; use --force to delete only the local pairing", err)
+			return fmt.Errorf("%v (or use --force to delete only the local pairing)", err)
 		}
 		r, err := checkPairingRemoveResponse(plaintext)
 		if completion, failure := responseFailure(err, r); failure != nil {
 			call.finish(completion, out)
+			if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
+				out.failure("%v", cerr)
+			}
 			return failure
 		}
 		call.finish(newInfoCompletion(), out)

@@ -11,6 +11,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -284,7 +285,13 @@ func sealProtectedRequest(keys pairedKeys, requestID ULID, rotationEnc []byte, r
 	if err != nil {
 		return nil, pairedRequestPayload{}, err
 	}
-	x, err := sealPairedRequest(keys, requestID, plaintext)
+	return sealProtectedPlaintext(rand.Reader, keys, requestID, rotationEnc, plaintext)
+}
+
+// sealProtectedPlaintext seals an encoded request with the randomness of
+// rnd: the same rnd, keys, id and plaintext give the same envelope.
+func sealProtectedPlaintext(rnd io.Reader, keys pairedKeys, requestID ULID, rotationEnc, plaintext []byte) (*pairedExchange, pairedRequestPayload, error) {
+	x, err := sealPairedRequestFrom(rnd, keys, requestID, plaintext)
 	if err != nil {
 		return nil, pairedRequestPayload{}, err
 	}

@@ -89,6 +89,10 @@ type relayOptions struct {
 	ConnectTimeout  time.Duration // one connection attempt or write (15 s)
 	CompletionBound time.Duration // completion hand-off after cancellation (5 s)
 	UserAgent       string        // default "agentknock"
+	// Resend marks a request the relay may already hold from an earlier
+	// process: once it is acknowledged the client asks for the exchange's
+	// state, since a response that process acknowledged is not sent again.
+	Resend bool
 }
 
 func (o relayOptions) withDefaults() relayOptions {

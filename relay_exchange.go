@@ -84,7 +84,7 @@ func (x *relayExchange) sendPending(ctx context.Context, goal relayGoal) error {
 	}
 	// Only resume gets the relay to replay a pending response on a new
 	// socket; the socket that carried the acked request needs none.
-	if c.resumeNeeded && !c.sentResume {
+	if (c.resumeNeeded || x.opt.Resend) && !c.sentResume {
 		if err := x.write(ctx, x.controlFrame("resume", "")); err != nil {
 			return err
 		}

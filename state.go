@@ -60,6 +60,9 @@ type pairingState struct {
 	RotatedAt   uint64 `json:"rotated_at"`
 	RotationKey string `json:"rotation_key,omitempty"`
 	RelayURL    string `json:"relay_url,omitempty"`
+	// Outstanding is the request a crash may have left unanswered
+	// (exchange_durable.go); ours, like relay_url.
+	Outstanding *outstandingRequest `json:"outstanding_request,omitempty"`
 
 	// other holds the members this client does not know, written back as read.
 	other map[string]json.RawMessage
@@ -218,7 +221,7 @@ func decodePairing(data []byte) (*pairingState, error) {
 	if err := json.Unmarshal(data, &p.other); err != nil {
 		return nil, err
 	}
-	for _, known := range []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url"} {
+	for _, known := range []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url", "outstanding_request"} {
 		delete(p.other, known)
 	}
 	unknown := 0
@@ -246,6 +249,9 @@ func decodePairing(data []byte) (*pairingState, error) {
 	}
 	if p.DeviceID.IsZero() || p.ClientID.IsZero() {
 		return nil, errors.New("device_id and client_id are required")
+	}
+	if err := p.Outstanding.check(); err != nil {
+		return nil, fmt.Errorf("outstanding_request: %v", err)
 	}
 	return &p, nil
 }
