@@ -207,6 +207,9 @@ func decodeUnprotectedReport(obj jsonObject) (*unprotectedErrorReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if code == "" {
+		return nil, invalidResponse("an error report with an empty code")
+	}
 	message, _, err := obj.optionalString("message")
 	if err != nil {
 		return nil, err
