@@ -273,11 +273,16 @@ func encodePairing(p *pairingState) ([]byte, error) {
 	for k, v := range members {
 		all[k] = v
 	}
-	out, err := json.MarshalIndent(all, "", "  ")
-	if err != nil {
+	// Without HTML escaping, members this client does not know are written
+	// back with the characters they had ("&", not "\u0026").
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(all); err != nil {
 		return nil, err
 	}
-	return append(out, '\n'), nil
+	return out.Bytes(), nil
 }
 
 // writePairing replaces the pairing atomically: a private temporary file in
