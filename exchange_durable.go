@@ -8,8 +8,9 @@
 // outstanding_request. A rerun of the command, even after kill -9, resends
 // the identical request and gets the device's answer to the first one,
 // instead of racing it with a new request id. The record goes when an
-// authenticated answer has been handled or the relay says the exchange is
-// gone.
+// authenticated answer has been handled, the relay says the exchange is
+// gone, or a signal cancels the request (with an ABORTED completion, as
+// for any request).
 //
 // These two methods carry no secret in either direction, so the record
 // holds nothing a secret could be recovered from. SecretUpload carries the
@@ -184,16 +185,25 @@ func (r *outstandingRequest) rerunAdvice() string {
 	return fmt.Sprintf("run `%s` again: it resends the same request", r.Command)
 }
 
-// failed handles a relay failure of a stored request: nothing is aborted
-// (the device may have the request, and a rerun must be able to collect
-// its answer) unless the relay says the exchange is gone.
+// failed handles a failure of a stored request. A signal cancels it like
+// any request (ABORTED completion, record removed). Otherwise nothing is
+// aborted, since the device may have the request and a rerun must be able
+// to collect its answer, unless the relay says the exchange is gone.
 func (r *outstandingRequest) failed(home string, call *deviceCall, err error, out *output) error {
-	call.close()
 	var intr *interrupted
 	var refusal *relayRefusal
 	switch {
 	case errors.As(err, &intr):
-		return fmt.Errorf("%w; %s", err, r.rerunAdvice())
+		// A person cancelled: the device is told, as for any request, and
+		// the next run sends a new one.
+		call.abort(abortCancelled, "interrupted by "+signalName(intr.sig), out)
+		if cerr := clearOutstanding(home, r.RequestID); cerr != nil {
+			out.failure("%v", cerr)
+		}
+		return err
+	}
+	call.close()
+	switch {
 	case errors.Is(err, errExchangeInactive), errors.As(err, &refusal) && !errors.Is(err, errClientInactive):
 		if cerr := clearOutstanding(home, r.RequestID); cerr != nil {
 			out.failure("%v", cerr)
