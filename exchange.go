@@ -70,24 +70,32 @@ func relayProgress(out *output) relayOptions {
 // completion. The caller completes a successful call with finish.
 func callDevice(home string, p *pairingState, request any, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
 	out.setStage(stagePreparing)
-	ep, err := relayURLFor(p.RelayURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	ep.Token = p.ClientToken
-	var rotationEnc []byte
-	if p.RotationKey != "" {
-		rotationEnc, _ = base64.StdEncoding.DecodeString(p.RotationKey)
-	}
 	requestID, err := newULID()
 	if err != nil {
 		return nil, nil, err
+	}
+	var rotationEnc []byte
+	if p.RotationKey != "" {
+		rotationEnc, _ = base64.StdEncoding.DecodeString(p.RotationKey)
 	}
 	keys := pairedKeys{DeviceID: p.DeviceID, DeviceKey: p.DeviceKey, ClientID: p.ClientID, PSK: p.ClientPSK}
 	x, payload, err := sealProtectedRequest(keys, requestID, rotationEnc, request)
 	if err != nil {
 		return nil, nil, err
 	}
+	return exchangeWithDevice(home, p, x, payload, p.RotationKey, nil, watch, out)
+}
+
+// exchangeWithDevice carries a sealed request through the relay. With a
+// durable request (exchange_durable.go) nothing is aborted on a failure the
+// request may survive: a rerun resends it.
+func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload pairedRequestPayload, rotationKey string, durable *outstandingRequest, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
+	ep, err := relayURLFor(p.RelayURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	ep.Token = p.ClientToken
+	requestID := x.RequestID()
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return nil, nil, err
@@ -96,7 +104,9 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 	call := &deviceCall{x: x}
 
 	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
-		rx, err := openExchange(ctx, ep, devicePath(p.DeviceID.String(), p.ClientID.String()), p.ClientID.String(), requestID.String(), body, relayProgress(out))
+		opt := relayProgress(out)
+		opt.Resend = durable != nil && durable.resent
+		rx, err := openExchange(ctx, ep, devicePath(p.DeviceID.String(), p.ClientID.String()), p.ClientID.String(), requestID.String(), body, opt)
 		if err != nil {
 			return rx, nil, err
 		}
@@ -104,6 +114,9 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 		return rx, raw, err
 	}, watch, out)
 	call.rx = rx
+	if durable != nil && err != nil {
+		return nil, nil, durable.failed(home, call, err, out)
+	}
 	var intr *interrupted
 	if errors.As(err, &intr) {
 		call.abort(abortCancelled, "interrupted by "+signalName(intr.sig), out)
@@ -116,6 +129,10 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 	traceStep("relay: response handed over")
 	plaintext, report, err := openPairedResponse(x, raw)
 	if report != nil {
+		if durable != nil {
+			call.close()
+			return nil, nil, fmt.Errorf("the relay delivered an unauthenticated error report (%s: %s); it may come from the device or be forged by the relay; %s", printable(report.Code), printable(report.Message), durable.rerunAdvice())
+		}
 		call.abort(abortOther, "unauthenticated error report", out)
 		return nil, nil, fmt.Errorf("the relay delivered an unauthenticated error report (%s: %s); it may come from the device or be forged by the relay", printable(report.Code), printable(report.Message))
 	}
@@ -125,8 +142,8 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 	}
 	// A response that opened under the current PSK confirms a pending
 	// rotation: the device now holds the same PSK.
-	if p.RotationKey != "" {
-		if err := confirmRotation(home, p.RotationKey); err != nil {
+	if rotationKey != "" {
+		if err := confirmRotation(home, rotationKey); err != nil {
 			out.failure("%v", err)
 		}
 	}
@@ -164,6 +181,14 @@ func waitForRelay(work func(ctx context.Context) (*relayExchange, json.RawMessag
 			r := <-done
 			return r.rx, nil, &interrupted{sig: toSignal(sig)}
 		}
+	}
+}
+
+// close drops the exchange without a completion.
+func (c *deviceCall) close() {
+	if c.rx != nil {
+		c.done = true
+		c.rx.close()
 	}
 }
 
@@ -229,11 +254,11 @@ func reportCallError(err error, cancelled string, out *output) int {
 func describeRelayError(err error) error {
 	switch {
 	case errors.Is(err, errClientInactive):
-		return fmt.Errorf("the relay reports that this paired client is inactive (the pairing was removed or suspended on the device): %v", err)
+		return fmt.Errorf("the relay reports that this paired client is inactive (the pairing was removed or suspended on the device): %w", err)
 	case errors.Is(err, errRelayUnavailable):
-		return fmt.Errorf("the relay could not be reached: %v", err)
+		return fmt.Errorf("the relay could not be reached: %w", err)
 	}
-	return fmt.Errorf("the relay exchange failed: %v", err)
+	return fmt.Errorf("the relay exchange failed: %w", err)
 }
 
 // activePairing reads the pairing for a paired operation and rotates its

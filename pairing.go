@@ -127,7 +127,10 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 		}
 	}
 	out.setStage(stagePreparing)
-	if err := requireNoPairing(home); err != nil {
+	// Every local check comes before the device hears of this client: a
+	// pairing the device starts but this client cannot store would block
+	// other pairings on the device until it expires.
+	if err := checkHomeWritable(home); err != nil {
 		return err
 	}
 	ep, err := relayURLFor(relayFlag)
@@ -230,6 +233,35 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 	return nil
 }
 
+// checkHomeWritable takes the lock, requires that there is no pairing, and
+// writes and removes a temporary file the way a pairing is written.
+func checkHomeWritable(home string) error {
+	s, err := lockStateDir(home)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	if err := requireNoPairing(home); err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(home, "."+pairingFileName+".*")
+	if err == nil {
+		_, err = probe.Write([]byte("{}\n"))
+		if err == nil {
+			err = probe.Sync()
+		}
+		probe.Close()
+		os.Remove(probe.Name())
+	}
+	if err == nil {
+		err = s.dir.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write the pairing in %s (%v); nothing was sent to the device", home, err)
+	}
+	return nil
+}
+
 // requireNoPairing refuses to replace a pending or active pairing.
 func requireNoPairing(home string) error {
 	p, err := readPairingFile(home)
@@ -255,17 +287,25 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 	if !p.Pending {
 		return errors.New("the pairing is already active")
 	}
-	call, plaintext, err := callDevice(home, p, newMethodRequest(methodPairingFinish), watch, out)
+	// A rerun after a crash resends the same request and collects the
+	// device's answer to it (exchange_durable.go).
+	call, rec, plaintext, err := callDeviceDurable(home, p, methodPairingFinish, "agentknock pairing finish", newMethodRequest(methodPairingFinish), watch, out)
 	if err != nil {
 		return err
 	}
 	r, err := checkPairingFinishResponse(plaintext)
 	if completion, failure := responseFailure(err, r); failure != nil {
 		call.finish(completion, out)
-		return failure
+		if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
+			out.failure("%v", cerr)
+		}
+		return fmt.Errorf("%v; the pending pairing was kept: check the pairing on the device, then run `agentknock pairing finish` again", failure)
 	}
 	if r.Outcome == outcomeDenied {
 		call.abort(abortOther, "pairing rejected", out)
+		if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
+			out.failure("%v", cerr)
+		}
 		return errors.New("the device rejected the pairing; run `agentknock pairing abort` and start again if needed")
 	}
 	s, err := lockStateDir(home)
@@ -278,6 +318,7 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 		return errors.New("the pending pairing changed while it was being finished; check `agentknock pairing status`")
 	}
 	current.Pending = false
+	current.Outstanding = nil
 	if err := s.writePairing(current); err != nil {
 		return err
 	}
@@ -351,13 +392,16 @@ func pairingRemove(home string, force bool, watch *signalWatch, out *output) err
 		return errors.New("the pairing is pending; use `agentknock pairing abort`")
 	}
 	if !force {
-		call, plaintext, err := callDevice(home, p, newMethodRequest(methodPairingRemove), watch, out)
+		call, rec, plaintext, err := callDeviceDurable(home, p, methodPairingRemove, "agentknock pairing remove", newMethodRequest(methodPairingRemove), watch, out)
 		if err != nil {
-			return fmt.Errorf("%v; use --force to delete only the local pairing", err)
+			return fmt.Errorf("%v (or use --force to delete only the local pairing)", err)
 		}
 		r, err := checkPairingRemoveResponse(plaintext)
 		if completion, failure := responseFailure(err, r); failure != nil {
 			call.finish(completion, out)
+			if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
+				out.failure("%v", cerr)
+			}
 			return failure
 		}
 		call.finish(newInfoCompletion(), out)

@@ -11,6 +11,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -206,6 +207,9 @@ func decodeUnprotectedReport(obj jsonObject) (*unprotectedErrorReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if code == "" {
+		return nil, invalidResponse("an error report with an empty code")
+	}
 	message, _, err := obj.optionalString("message")
 	if err != nil {
 		return nil, err
@@ -284,7 +288,13 @@ func sealProtectedRequest(keys pairedKeys, requestID ULID, rotationEnc []byte, r
 	if err != nil {
 		return nil, pairedRequestPayload{}, err
 	}
-	x, err := sealPairedRequest(keys, requestID, plaintext)
+	return sealProtectedPlaintext(rand.Reader, keys, requestID, rotationEnc, plaintext)
+}
+
+// sealProtectedPlaintext seals an encoded request with the randomness of
+// rnd: the same rnd, keys, id and plaintext give the same envelope.
+func sealProtectedPlaintext(rnd io.Reader, keys pairedKeys, requestID ULID, rotationEnc, plaintext []byte) (*pairedExchange, pairedRequestPayload, error) {
+	x, err := sealPairedRequestFrom(rnd, keys, requestID, plaintext)
 	if err != nil {
 		return nil, pairedRequestPayload{}, err
 	}

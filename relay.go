@@ -36,9 +36,21 @@ const (
 	relayBackoffMax      = 5 * time.Second
 	relayConnectTimeout  = 15 * time.Second
 	relayCompletionBound = 5 * time.Second
-	// A relay-supplied delay beyond this is treated as this: the user can
-	// still cancel, and an absurd value must not overflow a Duration.
-	relayMaxRetryAfter = 5 * time.Minute
+	// A relay-supplied delay (Retry-After, retry_after_ms) beyond this is
+	// treated as this.
+	relayMaxRetryAfter = 60 * time.Second
+	// The relay must answer a request, resume or completion within
+	// relayAnswerWithin, or the connection counts as failed.
+	relayAnswerWithin = 30 * time.Second
+	// relayMaxStall: with no protocol progress for this long, and at least
+	// one failure since, the exchange gives up. Progress is a new ack,
+	// receipt, response or completion ack, or a connection that stayed up
+	// relayHealthyAfter while the client waited for the device.
+	relayMaxStall     = 2 * time.Minute
+	relayHealthyAfter = 60 * time.Second
+	// relayMaxInvalidFrames is how many frames that are not valid v1 frames
+	// for this exchange one connection may carry before it is dropped.
+	relayMaxInvalidFrames = 64
 )
 
 var (
@@ -85,6 +97,14 @@ type relayOptions struct {
 	ConnectTimeout  time.Duration // one connection attempt or write (15 s)
 	CompletionBound time.Duration // completion hand-off after cancellation (5 s)
 	UserAgent       string        // default "agentknock"
+	AnswerWithin    time.Duration // relay answer to a request, resume or completion (30 s)
+	MaxStall        time.Duration // time without progress before giving up (2 min)
+	HealthyAfter    time.Duration // a connection this old counts as progress (60 s)
+
+	// Resend marks a request the relay may already hold from an earlier
+	// process: once it is acknowledged the client asks for the exchange's
+	// state, since a response that process acknowledged is not sent again.
+	Resend bool
 }
 
 func (o relayOptions) withDefaults() relayOptions {
@@ -99,6 +119,9 @@ func (o relayOptions) withDefaults() relayOptions {
 	setDuration(&o.BackoffMax, relayBackoffMax)
 	setDuration(&o.ConnectTimeout, relayConnectTimeout)
 	setDuration(&o.CompletionBound, relayCompletionBound)
+	setDuration(&o.AnswerWithin, relayAnswerWithin)
+	setDuration(&o.MaxStall, relayMaxStall)
+	setDuration(&o.HealthyAfter, relayHealthyAfter)
 	if o.MaxFailures <= 0 {
 		o.MaxFailures = relayMaxFailures
 	}
@@ -233,10 +256,11 @@ type relayExchange struct {
 	transport *http.Transport
 	client    *http.Client
 
-	conn     *relayConn
-	failures int
-	reported map[string]bool
-	closed   bool
+	conn         *relayConn
+	failures     int
+	lastProgress time.Time
+	reported     map[string]bool
+	closed       bool
 
 	requestFrame    []byte // fixed values, resent until acknowledged
 	requestWritten  bool
@@ -297,13 +321,14 @@ func newRelayExchange(ep relayEndpoint, path, clientID, requestID string, opt re
 	}
 
 	x := &relayExchange{
-		opt:       opt,
-		target:    &target,
-		pairing:   strings.HasPrefix(path, "/v1/address/"),
-		clientID:  clientID,
-		requestID: requestID,
-		proxy:     proxy,
-		reported:  map[string]bool{},
+		opt:          opt,
+		target:       &target,
+		pairing:      strings.HasPrefix(path, "/v1/address/"),
+		clientID:     clientID,
+		requestID:    requestID,
+		proxy:        proxy,
+		reported:     map[string]bool{},
+		lastProgress: time.Now(),
 		header: http.Header{
 			"Authorization": {"Bearer " + ep.Token},
 			"User-Agent":    {opt.UserAgent},

@@ -39,6 +39,10 @@ type relayConn struct {
 	sentRequest    bool
 	sentResume     bool
 	sentCompletion bool
+
+	started  time.Time
+	awaiting time.Time // when the client last sent what the relay must answer; zero once answered
+	invalid  int       // frames that are not valid v1 frames for this exchange
 }
 
 type relayEvent struct {
@@ -82,7 +86,7 @@ func (x *relayExchange) connect(ctx context.Context) error {
 func (x *relayExchange) dial(ctx context.Context) (*relayConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, x.opt.ConnectTimeout)
 	defer cancel()
-	c := &relayConn{events: make(chan relayEvent, 16)}
+	c := &relayConn{events: make(chan relayEvent, 16), started: time.Now()}
 	touch := func() { c.lastRx.Store(time.Now().UnixNano()) }
 	ws, resp, err := websocket.Dial(dctx, x.target.String(), &websocket.DialOptions{
 		HTTPClient:     x.client,
@@ -222,11 +226,12 @@ func (c *relayConn) readLoop() {
 		}
 		c.lastRx.Store(time.Now().UnixNano())
 		if typ != websocket.MessageText {
-			continue // binary frames are invalid in v1
+			data = nil // binary frames are invalid in v1
 		}
 		f, ok := parseRelayFrame(data)
 		if !ok {
-			continue
+			// Marked by a nil frame: the exchange counts them.
+			f = nil
 		}
 		if !c.deliver(relayEvent{frame: f}) {
 			return

@@ -47,11 +47,40 @@ func (x *relayExchange) drive(ctx context.Context, goal relayGoal) error {
 			}
 			continue
 		}
+		// The relay answers what it was sent within AnswerWithin; only the
+		// wait for the device's response (with pings) is unbounded.
+		var answer <-chan time.Time
+		var timer *time.Timer
+		if !x.conn.awaiting.IsZero() {
+			timer = time.NewTimer(time.Until(x.conn.awaiting.Add(x.opt.AnswerWithin)))
+			answer = timer.C
+		}
 		var ev relayEvent
+		var late bool
 		select {
 		case ev = <-x.conn.events:
+		case <-answer:
+			late = true
 		case <-ctx.Done():
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		switch {
+		case ctx.Err() != nil:
 			return ctx.Err()
+		case late:
+			x.dropConn()
+			if err := x.failed(ctx, fmt.Sprintf("the relay did not answer within %v", x.opt.AnswerWithin), 0); err != nil {
+				return err
+			}
+			continue
+		}
+		if ev.err == nil && ev.frame == nil {
+			if err := x.invalidFrame(ctx); err != nil {
+				return err
+			}
+			continue
 		}
 		if ev.err != nil {
 			x.dropConn()
@@ -78,23 +107,26 @@ func (x *relayExchange) sendPending(ctx context.Context, goal relayGoal) error {
 				return err
 			}
 			c.sentRequest = true
+			c.awaiting = time.Now()
 			x.requestWritten = true
 		}
 		return nil
 	}
 	// Only resume gets the relay to replay a pending response on a new
 	// socket; the socket that carried the acked request needs none.
-	if c.resumeNeeded && !c.sentResume {
+	if (c.resumeNeeded || x.opt.Resend) && !c.sentResume {
 		if err := x.write(ctx, x.controlFrame("resume", "")); err != nil {
 			return err
 		}
 		c.sentResume = true
+		c.awaiting = time.Now()
 	}
 	if goal == goalCompletionAcked && !c.sentCompletion {
 		if err := x.write(ctx, x.completionFrame); err != nil {
 			return err
 		}
 		c.sentCompletion = true
+		c.awaiting = time.Now()
 	}
 	return nil
 }
@@ -118,10 +150,18 @@ func (x *relayExchange) connectionFailed(ctx context.Context, reason string, atL
 
 // failed spends one unit of the consecutive-failure budget and waits the
 // backoff (or the relay's requested delay, if longer).
+//
+// Only protocol progress resets the budget (see madeProgress): a relay that
+// acknowledges and closes, or answers with frames that change nothing,
+// spends it. Giving up also comes after MaxStall without progress, however
+// the time went (connection timeouts, Retry-After).
 func (x *relayExchange) failed(ctx context.Context, reason string, atLeast time.Duration) error {
 	x.failures++
 	if x.failures >= x.opt.MaxFailures {
-		return fmt.Errorf("%w after %d consecutive failures: %s", errRelayUnavailable, x.failures, reason)
+		return fmt.Errorf("%w after %d consecutive failures without progress: %s", errRelayUnavailable, x.failures, reason)
+	}
+	if stalled := time.Since(x.lastProgress); stalled >= x.opt.MaxStall {
+		return fmt.Errorf("%w: no progress for %v (the limit is %v): %s", errRelayUnavailable, stalled.Round(time.Second), x.opt.MaxStall, reason)
 	}
 	delay := x.opt.BackoffInitial
 	for i := 1; i < x.failures && delay < x.opt.BackoffMax; i++ {
@@ -129,6 +169,9 @@ func (x *relayExchange) failed(ctx context.Context, reason string, atLeast time.
 	}
 	delay = min(delay, x.opt.BackoffMax)
 	delay = max(delay, min(atLeast, relayMaxRetryAfter))
+	if stalled := time.Since(x.lastProgress); stalled+delay > x.opt.MaxStall {
+		return fmt.Errorf("%w: the relay asks to wait %v, which would pass %v without progress: %s", errRelayUnavailable, delay.Round(time.Millisecond), x.opt.MaxStall, reason)
+	}
 	x.progress("reconnecting (" + reason + ")")
 	t := time.NewTimer(delay)
 	defer t.Stop()
@@ -142,10 +185,25 @@ func (x *relayExchange) failed(ctx context.Context, reason string, atLeast time.
 
 func (x *relayExchange) dropConn() {
 	if x.conn != nil {
+		// A connection that stayed up, answered, while the client waited
+		// for the device shows a healthy relay.
+		if x.conn.awaiting.IsZero() && time.Since(x.conn.started) >= x.opt.HealthyAfter {
+			x.progressed()
+		}
 		x.conn.stop()
 		_ = x.conn.ws.CloseNow()
 		x.conn = nil
 	}
+}
+
+func (x *relayExchange) progressed() {
+	x.failures = 0
+	x.lastProgress = time.Now()
+}
+
+// progressMark is what a frame can advance.
+func (x *relayExchange) progressMark() [4]bool {
+	return [4]bool{x.requestAcked, x.reported["device received request"], x.response != nil, x.completionAcked}
 }
 
 func (x *relayExchange) markRequestAcked() {
@@ -164,10 +222,20 @@ func (x *relayExchange) markDeviceReceived() {
 // discarded and do not count as progress.
 func (x *relayExchange) handle(ctx context.Context, goal relayGoal, f *relayFrame) error {
 	if (f.ClientID != nil && *f.ClientID != x.clientID) || (f.RequestID != nil && *f.RequestID != x.requestID) {
-		return nil
+		return x.invalidFrame(ctx)
 	}
-	if f.Type != "error" {
-		x.failures = 0
+	before := x.progressMark()
+	defer func() {
+		if x.progressMark() != before {
+			x.progressed()
+		}
+	}()
+	switch f.Type {
+	case "ack", "receipt", "message", "state", "inactive":
+		// The relay answered what this connection sent last.
+		if x.conn != nil {
+			x.conn.awaiting = time.Time{}
+		}
 	}
 	switch f.Type {
 	case "ack":
@@ -224,6 +292,19 @@ func (x *relayExchange) handle(ctx context.Context, goal relayGoal, f *relayFram
 		return x.connectionFailed(ctx, "relay asked to retry: "+code+": "+message, after)
 	}
 	return nil
+}
+
+// invalidFrame counts a frame that cannot advance this exchange.
+func (x *relayExchange) invalidFrame(ctx context.Context) error {
+	if x.conn == nil {
+		return nil
+	}
+	x.conn.invalid++
+	if x.conn.invalid < relayMaxInvalidFrames {
+		return nil
+	}
+	x.dropConn()
+	return x.failed(ctx, fmt.Sprintf("the relay sent %d frames that are not valid for this exchange", relayMaxInvalidFrames), 0)
 }
 
 // reconcile applies a state snapshot (the answer to resume).

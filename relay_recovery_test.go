@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,14 +73,14 @@ func TestRelayResumesAfterDropAfterAck(t *testing.T) {
 	}
 }
 
-func TestRelayFailureBudgetResetsOnValidFrames(t *testing.T) {
+func TestRelayFailureBudgetResetsOnProgress(t *testing.T) {
 	r := newRelayFake(t, false, nil, func(n int, c *relayFakeConn) {
-		switch {
-		case n == 0:
-			c.acceptRequest()
+		switch n {
+		case 0:
+			c.acceptRequest() // progress: the request is acknowledged
 			c.drop()
-		case n < 4:
-			c.resumeOpen()
+		case 1:
+			c.resumeOpen() // progress: the device received it
 			c.drop()
 		default:
 			c.resumeOpen()
@@ -87,12 +88,36 @@ func TestRelayFailureBudgetResetsOnValidFrames(t *testing.T) {
 		}
 	})
 	opt, _ := rtOptions()
-	opt.MaxFailures = 2 // four drops in a row would exhaust it without resets
+	opt.MaxFailures = 2 // two drops in a row would exhaust it without resets
 	if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.attemptCount(); got != 5 {
-		t.Errorf("%d connections, want 5", got)
+	if got := r.attemptCount(); got != 3 {
+		t.Errorf("%d connections, want 3", got)
+	}
+}
+
+// A relay that answers every resume with the same snapshot and closes
+// makes no progress: those connections spend the budget.
+func TestRelayFailureBudgetSpentWithoutProgress(t *testing.T) {
+	r := newRelayFake(t, false, nil, func(n int, c *relayFakeConn) {
+		if n == 0 {
+			c.acceptRequest()
+		} else {
+			c.resumeOpen()
+		}
+		c.drop()
+	})
+	opt, _ := rtOptions()
+	opt.MaxFailures = 3
+	_, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	if !errors.Is(err, errRelayUnavailable) || !strings.Contains(err.Error(), "3 consecutive failures without progress") {
+		t.Fatalf("ack-then-close relay: %v", err)
+	}
+	// The acknowledgement and the first snapshot were progress; then three
+	// connections without any.
+	if got := r.attemptCount(); got != 4 {
+		t.Errorf("%d connections, want 4", got)
 	}
 }
 

@@ -5,6 +5,14 @@
 // directory and written atomically (a crash leaves the old or the new file).
 // Members this client does not know are kept as they were. relay_url is
 // ours: the relay chosen with `pairing start --relay`.
+//
+// Nothing here can block or grow without bound: files are opened with
+// O_NONBLOCK and must be regular, the file and the members kept unread have
+// size limits, a lock wait is reported after lockWaitNotice and given up
+// after lockWaitLimit, and the temporary files a crash leaves behind are
+// removed at the next write. The home and the file must belong to the user
+// and not be writable by others, the checks OpenSSH makes of ~/.ssh
+// (https://man.openbsd.org/sshd_config#StrictModes).
 package main
 
 import (
@@ -13,14 +21,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 const pairingFileName = "pairing.json"
+
+const (
+	// maxPairingFile bounds what a read of pairing.json takes in; the
+	// file this client writes is well under 2 KiB.
+	maxPairingFile = 64 << 10
+	// maxUnknownMembers bounds the members this client keeps without
+	// knowing them (all together, as JSON text).
+	maxUnknownMembers = 16 << 10
+	// lockWaitNotice is when a wait for the state lock says what it waits
+	// for; lockWaitLimit is when it gives up.
+	lockWaitNotice = time.Second
+	lockWaitLimit  = 30 * time.Second
+)
 
 // pskRotationInterval is how old a PSK may get before a run rotates it.
 const pskRotationInterval = 24 * time.Hour
@@ -36,6 +60,9 @@ type pairingState struct {
 	RotatedAt   uint64 `json:"rotated_at"`
 	RotationKey string `json:"rotation_key,omitempty"`
 	RelayURL    string `json:"relay_url,omitempty"`
+	// Outstanding is the request a crash may have left unanswered
+	// (exchange_durable.go); ours, like relay_url.
+	Outstanding *outstandingRequest `json:"outstanding_request,omitempty"`
 
 	// read is the file as read: the members this client does not know are
 	// written back from it, decoded only then (a run only reads).
@@ -43,7 +70,7 @@ type pairingState struct {
 }
 
 // knownPairingMembers are pairingState's own members.
-var knownPairingMembers = []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url"}
+var knownPairingMembers = []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url", "outstanding_request"}
 
 var errNoPairing = errors.New("no pairing")
 
@@ -54,20 +81,70 @@ type stateDir struct {
 	dir  *os.File
 }
 
-// lockStateDir creates the home (mode 0700) if needed and locks it.
+// lockStateDir creates the home (mode 0700) if needed, checks it and locks
+// it, waiting at most lockWaitLimit.
 func lockStateDir(home string) (*stateDir, error) {
+	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit)
+}
+
+func lockStateDirWithin(home string, notice, limit time.Duration) (*stateDir, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", home, err)
 	}
-	dir, err := os.Open(home)
+	fd, err := unix.Open(home, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w", home, err)
 	}
-	if err := unix.Flock(int(dir.Fd()), unix.LOCK_EX); err != nil {
+	dir := os.NewFile(uintptr(fd), home)
+	if err := checkHomeDir(dir, home); err != nil {
 		dir.Close()
-		return nil, fmt.Errorf("cannot lock %s: %w", home, err)
+		return nil, err
 	}
-	return &stateDir{path: home, dir: dir}, nil
+	start := time.Now()
+	noticed := false
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return &stateDir{path: home, dir: dir}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			dir.Close()
+			return nil, fmt.Errorf("cannot lock %s: %w", home, err)
+		}
+		waited := time.Since(start)
+		if waited >= limit {
+			dir.Close()
+			return nil, fmt.Errorf("gave up after %s waiting for the lock on %s: another agentknock command is changing the pairing (if none is running, a stuck process holds it: see `fuser %s`)", limit, home, home)
+		}
+		if waited >= notice && !noticed {
+			noticed = true
+			fmt.Fprintf(os.Stderr, "%swaiting for the lock on %s: another agentknock command is changing the pairing (giving up after %s)\n", messagePrefix, home, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkHomeDir refuses a home another user could change: it must be a
+// directory of this user, not writable by group or others.
+func checkHomeDir(dir *os.File, home string) error {
+	st, err := dir.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", home, err)
+	}
+	return checkHomeInfo(st, home)
+}
+
+func checkHomeInfo(st os.FileInfo, home string) error {
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", home)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("bad ownership of %s: it belongs to uid %d, not to this user (uid %d)", home, sys.Uid, os.Geteuid())
+	}
+	if mode := st.Mode().Perm(); mode&0o022 != 0 {
+		return fmt.Errorf("bad permissions of %s: %04o lets others replace the pairing; run `chmod go-w %s`", home, mode, home)
+	}
+	return nil
 }
 
 func (s *stateDir) unlock() { s.dir.Close() }
@@ -78,24 +155,46 @@ func (s *stateDir) pairingPath() string { return filepath.Join(s.path, pairingFi
 // It needs no lock: the file is replaced atomically.
 func readPairingFile(home string) (*pairingState, error) {
 	path := filepath.Join(home, pairingFileName)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if errors.Is(err, unix.ENOENT) {
 		return nil, errNoPairing
+	}
+	if err == nil {
+		if st, serr := os.Stat(home); serr == nil {
+			err = checkHomeInfo(st, home)
+		}
+		if err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
+	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("pairing file %s is not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("bad ownership of pairing file %s: it belongs to uid %d, not to this user (uid %d)", path, sys.Uid, os.Geteuid())
+	}
 	if mode := st.Mode().Perm(); mode != 0o600 {
 		return nil, fmt.Errorf("pairing file %s has permissions %04o, but 0600 is required", path, mode)
 	}
+	if st.Size() > maxPairingFile {
+		return nil, fmt.Errorf("pairing file %s is %d bytes; a pairing file is at most %d KiB", path, st.Size(), maxPairingFile>>10)
+	}
 	var data bytes.Buffer
-	if _, err := data.ReadFrom(f); err != nil {
+	if _, err := data.ReadFrom(io.LimitReader(f, maxPairingFile+1)); err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if data.Len() > maxPairingFile {
+		return nil, fmt.Errorf("pairing file %s is over %d KiB; a pairing file is at most that", path, maxPairingFile>>10)
 	}
 	p, err := decodePairing(data.Bytes())
 	if err != nil {
@@ -104,12 +203,44 @@ func readPairingFile(home string) (*pairingState, error) {
 	return p, nil
 }
 
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeDir != 0:
+		return "a directory"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
+}
+
 func decodePairing(data []byte) (*pairingState, error) {
 	var p pairingState
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
 	p.read = data
+	// Only a file larger than the bound can hold more unknown bytes than
+	// the bound; a run reads a small file without decoding it twice.
+	if len(data) > maxUnknownMembers {
+		var other map[string]json.RawMessage
+		if err := json.Unmarshal(data, &other); err != nil {
+			return nil, err
+		}
+		for _, known := range knownPairingMembers {
+			delete(other, known)
+		}
+		unknown := 0
+		for k, v := range other {
+			unknown += len(k) + len(v)
+		}
+		if unknown > maxUnknownMembers {
+			return nil, fmt.Errorf("members this client does not know take %d bytes; at most %d KiB of them are kept", unknown, maxUnknownMembers>>10)
+		}
+	}
 	token, err := base64.RawURLEncoding.DecodeString(p.ClientToken)
 	if err != nil || len(token) != 32 || base64.RawURLEncoding.EncodeToString(token) != p.ClientToken {
 		return nil, errors.New("client_token must be a canonical unpadded base64url 32-byte token")
@@ -128,6 +259,9 @@ func decodePairing(data []byte) (*pairingState, error) {
 	}
 	if p.DeviceID.IsZero() || p.ClientID.IsZero() {
 		return nil, errors.New("device_id and client_id are required")
+	}
+	if err := p.Outstanding.check(); err != nil {
+		return nil, fmt.Errorf("outstanding_request: %v", err)
 	}
 	return &p, nil
 }
@@ -155,11 +289,16 @@ func encodePairing(p *pairingState) ([]byte, error) {
 	for k, v := range members {
 		all[k] = v
 	}
-	out, err := json.MarshalIndent(all, "", "  ")
-	if err != nil {
+	// Without HTML escaping, members this client does not know are written
+	// back with the characters they had ("&", not "\u0026").
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(all); err != nil {
 		return nil, err
 	}
-	return append(out, '\n'), nil
+	return out.Bytes(), nil
 }
 
 // writePairing replaces the pairing atomically: a private temporary file in
@@ -173,6 +312,7 @@ func (s *stateDir) writePairing(p *pairingState) error {
 }
 
 func writeFileAtomic(dir *os.File, path string, data []byte) error {
+	removeStaleTemporaries(path)
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
@@ -200,8 +340,25 @@ func writeFileAtomic(dir *os.File, path string, data []byte) error {
 	return nil
 }
 
+// removeStaleTemporaries deletes the temporary files of writes a crash
+// interrupted (each may be a full copy of the pairing). The caller holds
+// the lock, so no other write is in progress.
+func removeStaleTemporaries(path string) {
+	prefix := "." + filepath.Base(path) + "."
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
+			os.Remove(filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
+}
+
 // removePairing deletes the pairing file.
 func (s *stateDir) removePairing() error {
+	removeStaleTemporaries(s.pairingPath())
 	if err := os.Remove(s.pairingPath()); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return errNoPairing

@@ -329,6 +329,14 @@ func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodRe
 		return t.commit()
 	}
 	payload, err := seal(res.body)
+	if n := relay.ResponseFrameSize(r.clientID, r.requestID, payload); err == nil && n > relay.MaxFrameSize {
+		// The relay would refuse it and the client would wait forever: an
+		// authenticated error that fits takes its place, and the method's
+		// state change is not applied.
+		d.logf("request %s from client %s: the response takes %d bytes, over the relay's %d-byte frame", r.requestID, r.clientID, n, relay.MaxFrameSize)
+		res = errorResult(errInvalidRequest, fmt.Sprintf("the response would take %d bytes, but one relay frame holds at most %d KiB; request fewer or smaller secrets", n, relay.MaxFrameSize>>10))
+		payload, err = seal(res.body)
+	}
 	if err == nil {
 		err = fix(payload, res.apply)
 	}

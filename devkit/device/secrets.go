@@ -9,12 +9,15 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"agentknock.dev/agentknock/devkit/relay"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -175,12 +178,43 @@ func putSecret(stateDir, name string, s *storedSecret) error {
 	})
 }
 
+// checkDeliverable refuses a secret whose approval could never reach a
+// client: the approved Invocation response for it alone must fit in one
+// relay frame (relay.MaxFrameSize, 256 KiB). Values are JSON-escaped,
+// sealed and Base64-encoded on the way, so plain text of about 190 KiB is
+// the most that fits.
+func checkDeliverable(name string, s *storedSecret) error {
+	out := secretOut{Description: s.Description, Type: s.Type, PublicKey: s.PublicKey}
+	if s.Type == typeEnvironment {
+		out.Variables = map[string]map[string]string{}
+		for k, v := range s.Variables {
+			out.Variables[k] = map[string]string{"value": v}
+		}
+	}
+	pt, err := json.Marshal(map[string]any{"result": "APPROVED", "secrets": map[string]secretOut{name: out}})
+	if err != nil {
+		return err
+	}
+	env, err := json.Marshal(pairedResponseEnv{Nonce: make([]byte, 32), Ciphertext: make([]byte, len(pt)+16)})
+	if err != nil {
+		return err
+	}
+	const id = "01K2ENXDTW1P3XAR4J7V7C9D0H" // every id has 26 characters
+	if n := relay.ResponseFrameSize(id, id, env); n > relay.MaxFrameSize {
+		return fmt.Errorf("secret %q is too large to deliver: an approved request for it takes a %d-byte relay frame, but a frame holds at most %d KiB (about %d KiB of values)", name, n, relay.MaxFrameSize>>10, (relay.MaxFrameSize-512)*3/4>>10)
+	}
+	return nil
+}
+
 // SetEnvSecret creates or replaces an environment secret.
 func SetEnvSecret(stateDir, name, description string, vars map[string]string) error {
 	if err := validSecretName(name); err != nil {
 		return err
 	}
 	if err := validVars(vars); err != nil {
+		return err
+	}
+	if err := checkDeliverable(name, &storedSecret{Type: typeEnvironment, Description: description, Variables: vars}); err != nil {
 		return err
 	}
 	v := make(map[string]string, len(vars))

@@ -91,6 +91,9 @@ func applyUpload(ss *secretStore, u *storedUpload) error {
 	} else {
 		fresh.PrivateKey, fresh.PublicKey = u.PrivateKey, u.PublicKey
 	}
+	if err := checkDeliverable(u.Name, fresh); err != nil {
+		return fmt.Errorf("upload %s cannot be accepted: %w", u.ID, err)
+	}
 	existing := ss.Secrets[u.Name]
 	switch u.Mode {
 	case "CREATE":
@@ -121,6 +124,9 @@ func applyUpload(ss *secretStore, u *storedUpload) error {
 			maps.Copy(upd.Variables, u.Variables)
 		} else {
 			upd.PrivateKey, upd.PublicKey = u.PrivateKey, u.PublicKey
+		}
+		if err := checkDeliverable(u.Name, &upd); err != nil {
+			return fmt.Errorf("upload %s cannot be accepted: %w", u.ID, err)
 		}
 		ss.Secrets[u.Name] = &upd
 	default:

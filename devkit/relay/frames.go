@@ -185,6 +185,12 @@ func errorFrame(clientID, requestID, kind, code, message string, retryable bool,
 
 var errPayloadTooLarge = errors.New("relay: response payload does not fit in one frame")
 
+// ResponseFrameSize is the size of the frame that carries a response
+// payload to the client; the relay accepts it only up to MaxFrameSize.
+func ResponseFrameSize(clientID, requestID string, payload json.RawMessage) int {
+	return len(messageFrame(clientID, requestID, payload))
+}
+
 // checkPayload verifies that a device payload is one JSON value and that the
 // frame carrying it stays within MaxFrameSize, since a client would close
 // the socket with 1009 on a larger one.
