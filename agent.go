@@ -161,32 +161,42 @@ func flagsFor(algorithm string) agent.SignatureFlags {
 // authenticate asks the device to sign the exact user-authentication
 // message: a new protected exchange, a separate decision.
 func (a *connAgent) authenticate(message []byte) (*ssh.Signature, error) {
-	out := newOutput(true, false)
-	p, err := activePairing(a.cfg.Home, out)
-	if err != nil {
-		return nil, err
-	}
 	req, err := newSSHAuthenticateRequest(a.cfg.InvocationID, a.cfg.Token, a.cfg.Secret, a.key, message)
 	if err != nil {
 		return nil, err
 	}
-	watch, stop := contextWatch(a.ctx)
-	defer stop()
-	call, plaintext, err := callDevice(a.cfg.Home, p, req, watch, out)
+	r, err := signWithDevice(a.ctx, a.cfg.Home, req, func(plaintext []byte) (*signatureResponse, error) {
+		return checkSSHAuthenticateResponse(plaintext, a.key, message)
+	})
 	if err != nil {
 		return nil, err
 	}
-	r, err := checkSSHAuthenticateResponse(plaintext, a.key, message)
-	if completion, failure := responseFailure(err, r); failure != nil {
-		call.finish(completion, out)
-		return nil, failure
-	}
-	if r.Outcome == outcomeDenied {
-		call.finish(newDeniedCompletion(r.Denial), out)
-		return nil, errors.New(describeDenial(r.Denial))
-	}
-	call.finish(newApprovedCompletion(), out)
 	return r.Signature, nil
+}
+
+// signWithDevice is one signature exchange of the invocation service
+// (SshAuthenticate for the agent, GitSign for the Git helper), cancelled
+// with an ABORTED completion when ctx ends (the command exited).
+func signWithDevice(ctx context.Context, home string, request any, check func(plaintext []byte) (*signatureResponse, error)) (*signatureResponse, error) {
+	out := newOutput(true, false)
+	p, err := activePairing(home, out)
+	if err != nil {
+		return nil, err
+	}
+	watch, stop := contextWatch(ctx)
+	defer stop()
+	r, _, err := askDevice(home, p, signatureMethod(request, check), watch, out)
+	return r, err
+}
+
+// signatureMethod is SshAuthenticate or GitSign for askDevice: the
+// completion repeats the decision.
+func signatureMethod(request any, check func(plaintext []byte) (*signatureResponse, error)) pairedMethod[*signatureResponse] {
+	return pairedMethod[*signatureResponse]{
+		request: request,
+		check:   check,
+		settle:  func(r *signatureResponse) (any, error) { return approvedOrDenied(r.Outcome, r.Denial) },
+	}
 }
 
 // contextWatch turns the end of ctx (the command exited) into the signal

@@ -9,17 +9,31 @@ import (
 	"fmt"
 )
 
-// judgeInvocationResponse returns the checked approval, or the error to
-// report; the completion is what the client sends back in either case.
-func judgeInvocationResponse(inv invocationRequest, plaintext []byte) (*invocationResponse, resultCompletion, error) {
-	resp, err := checkInvocationResponse(inv.Secrets, plaintext)
-	if completion, failure := responseFailure(err, resp); failure != nil {
-		return nil, completion, fmt.Errorf("%v; the command did not run", failure)
+// invocationMethod is the Invocation exchange for askDevice: the response
+// is checked against the request's secrets and routing, and the completion
+// repeats the device's decision.
+func invocationMethod(inv invocationRequest) pairedMethod[*invocationResponse] {
+	return pairedMethod[*invocationResponse]{
+		request: inv,
+		check: func(plaintext []byte) (*invocationResponse, error) {
+			return checkInvocationResponse(inv.Secrets, plaintext)
+		},
+		settle: func(r *invocationResponse) (any, error) { return approvedOrDenied(r.Outcome, r.Denial) },
 	}
-	if resp.Outcome == outcomeDenied {
-		return nil, newDeniedCompletion(resp.Denial), errors.New(describeDenial(resp.Denial))
+}
+
+// invocationOutcome is what a run may use of askDevice's answer: the
+// approval, or the error to report (a failed check says the command did
+// not run; a denial says why on its own).
+func invocationOutcome(resp *invocationResponse, err error) (*invocationResponse, error) {
+	var answered *answeredError
+	switch {
+	case err == nil:
+		return resp, nil
+	case resp == nil && errors.As(err, &answered):
+		return nil, fmt.Errorf("%v; the command did not run", err)
 	}
-	return resp, newApprovedCompletion(), nil
+	return nil, err
 }
 
 // describeDenial words each denial reason for the person or agent that ran

@@ -15,13 +15,7 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 		return nil, ULID{}, fmt.Errorf("%v. Agentknock did not contact the device", err)
 	}
 	traceStep("pairing read")
-	call, plaintext, err := callDevice(home, p, inv, watch, out)
-	if err != nil {
-		return nil, ULID{}, err
-	}
-	resp, completion, err := judgeInvocationResponse(inv, plaintext)
-	traceStep("response checked")
-	call.finish(completion, out)
-	traceStep("completion acknowledged")
-	return resp, call.x.RequestID(), err
+	resp, id, err := askDevice(home, p, invocationMethod(inv), watch, out)
+	resp, err = invocationOutcome(resp, err)
+	return resp, id, err
 }

@@ -123,9 +123,16 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 	}
 }
 
-// checkedApproval is judgeInvocationResponse without the completion, for an
-// approval that has no exchange to complete.
+// checkedApproval is askDevice's check and settle without an exchange to
+// complete.
 func checkedApproval(inv invocationRequest, plaintext []byte) (*invocationResponse, error) {
-	resp, _, err := judgeInvocationResponse(inv, plaintext)
-	return resp, err
+	m := invocationMethod(inv)
+	resp, err := m.check(plaintext)
+	if _, failure := responseFailure(err, resp); failure != nil {
+		return invocationOutcome(nil, &answeredError{err: failure})
+	}
+	if _, err := m.settle(resp); err != nil {
+		return invocationOutcome(resp, &answeredError{err: err})
+	}
+	return resp, nil
 }

@@ -64,6 +64,96 @@ func relayProgress(out *output) relayOptions {
 	}}
 }
 
+// pairedMethod is one method of a paired exchange, as askDevice runs it.
+type pairedMethod[R checkedResponse] struct {
+	request any
+	// rerun, for PairingFinish and PairingRemove, is the command whose rerun
+	// resends the stored request after a crash (exchange_durable.go); the
+	// other methods send a new request each time.
+	rerun, method string
+	// check decodes and checks the response plaintext.
+	check func(plaintext []byte) (R, error)
+	// settle acts on a usable response, locally, and returns the
+	// completion that ends the exchange. An error with a completion is the
+	// outcome to report (a denial); an error without one is a local failure
+	// after the answer, and the exchange ends ABORTED/CLIENT_ERROR.
+	settle func(r R) (completion any, err error)
+}
+
+// answeredError is a failure after the device answered: the exchange is
+// over and its completion sent, unlike a failure of the call itself. local
+// says the response was usable and the client's own work on it failed.
+type answeredError struct {
+	err   error
+	local bool
+}
+
+func (e *answeredError) Error() string { return e.err.Error() }
+func (e *answeredError) Unwrap() error { return e.err }
+
+// askDevice is every paired exchange: the call, the response check, the
+// local work on the answer and exactly one completion on every path once
+// the device answered (the call itself aborts what it cannot finish). It
+// returns the checked response and the request id (which later SSH and
+// Git exchanges name as the invocation).
+func askDevice[R checkedResponse](home string, p *pairingState, m pairedMethod[R], watch *signalWatch, out *output) (R, ULID, error) {
+	var zero R
+	var call *deviceCall
+	var rec *outstandingRequest
+	var plaintext []byte
+	var err error
+	if m.rerun != "" {
+		call, rec, plaintext, err = callDeviceDurable(home, p, m.method, m.rerun, m.request, watch, out)
+	} else {
+		call, plaintext, err = callDevice(home, p, m.request, watch, out)
+	}
+	if err != nil {
+		return zero, ULID{}, err
+	}
+	id := call.x.RequestID()
+	// A stored request that was answered is not sent again, whatever the
+	// answer; a successful settle clears it with its own write.
+	forget := func() {
+		if rec != nil {
+			if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
+				out.failure("%v", cerr)
+			}
+		}
+	}
+	r, err := m.check(plaintext)
+	traceStep("response checked")
+	if completion, failure := responseFailure(err, r); failure != nil {
+		call.finish(completion, out)
+		forget()
+		return zero, id, &answeredError{err: failure}
+	}
+	completion, err := m.settle(r)
+	if completion == nil {
+		if err == nil {
+			err = errors.New("the client could not act on the response")
+		}
+		call.abort(abortClientError, "the client could not act on the response", out)
+		forget()
+		return zero, id, &answeredError{err, true}
+	}
+	call.finish(completion, out)
+	traceStep("completion acknowledged")
+	if err != nil {
+		forget()
+		return r, id, &answeredError{err: err}
+	}
+	return r, id, nil
+}
+
+// approvedOrDenied settles the methods whose answer is a decision
+// (Invocation, SshAuthenticate, GitSign): the completion repeats it.
+func approvedOrDenied(outcome responseOutcome, denial deviceDenial) (any, error) {
+	if outcome == outcomeDenied {
+		return newDeniedCompletion(denial), errors.New(describeDenial(denial))
+	}
+	return newApprovedCompletion(), nil
+}
+
 // callDevice sends request (a method plaintext) with the pairing's keys and
 // waits for the response plaintext. On every failure after the request may
 // have reached the relay, it has already sent the matching ABORTED

@@ -417,11 +417,6 @@ func serveHelperConn(ctx context.Context, conn net.Conn, cfg *serviceSSH, key ss
 // gitSignWithDevice is one GitSign exchange: the exact payload Git asked
 // to sign, a separate device decision, an SSHSIG verified before use.
 func gitSignWithDevice(ctx context.Context, cfg *serviceSSH, key ssh.PublicKey, message []byte, repo *gitRepositoryContext) (string, error) {
-	out := newOutput(true, false)
-	p, err := activePairing(cfg.Home, out)
-	if err != nil {
-		return "", err
-	}
 	if repo.validate() != nil {
 		repo = nil // advisory only: never a reason to fail
 	}
@@ -429,21 +424,11 @@ func gitSignWithDevice(ctx context.Context, cfg *serviceSSH, key ssh.PublicKey, 
 	if err != nil {
 		return "", err
 	}
-	watch, stop := contextWatch(ctx)
-	defer stop()
-	call, plaintext, err := callDevice(cfg.Home, p, req, watch, out)
+	r, err := signWithDevice(ctx, cfg.Home, req, func(plaintext []byte) (*signatureResponse, error) {
+		return checkGitSignResponse(plaintext, key, message)
+	})
 	if err != nil {
 		return "", err
 	}
-	r, err := checkGitSignResponse(plaintext, key, message)
-	if completion, failure := responseFailure(err, r); failure != nil {
-		call.finish(completion, out)
-		return "", failure
-	}
-	if r.Outcome == outcomeDenied {
-		call.finish(newDeniedCompletion(r.Denial), out)
-		return "", errors.New(describeDenial(r.Denial))
-	}
-	call.finish(newApprovedCompletion(), out)
 	return r.Armored, nil
 }

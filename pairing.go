@@ -289,25 +289,42 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 	}
 	// A rerun after a crash resends the same request and collects the
 	// device's answer to it (exchange_durable.go).
-	call, rec, plaintext, err := callDeviceDurable(home, p, methodPairingFinish, "agentknock pairing finish", newMethodRequest(methodPairingFinish), watch, out)
+	r, _, err := askDevice(home, p, pairingFinishMethod(home, p), watch, out)
+	var answered *answeredError
+	if errors.As(err, &answered) && !answered.local && r == nil {
+		return fmt.Errorf("%v; the pending pairing was kept: check the pairing on the device, then run `agentknock pairing finish` again", err)
+	}
 	if err != nil {
 		return err
 	}
-	r, err := checkPairingFinishResponse(plaintext)
-	if completion, failure := responseFailure(err, r); failure != nil {
-		call.finish(completion, out)
-		if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
-			out.failure("%v", cerr)
-		}
-		return fmt.Errorf("%v; the pending pairing was kept: check the pairing on the device, then run `agentknock pairing finish` again", failure)
+	fmt.Println("Pairing complete. Agentknock is ready to run commands with secrets.")
+	return nil
+}
+
+// pairingFinishMethod is PairingFinish for askDevice. The pairing becomes
+// active before the ACCEPTED completion goes out, as the reference client
+// does; a failure to store it ends the exchange ABORTED.
+func pairingFinishMethod(home string, p *pairingState) pairedMethod[*resultResponse] {
+	return pairedMethod[*resultResponse]{
+		request: newMethodRequest(methodPairingFinish),
+		rerun:   "agentknock pairing finish",
+		method:  methodPairingFinish,
+		check:   checkPairingFinishResponse,
+		settle: func(r *resultResponse) (any, error) {
+			if r.Outcome == outcomeDenied {
+				return newAbortedCompletion(abortOther, "pairing rejected"),
+					errors.New("the device rejected the pairing; run `agentknock pairing abort` and start again if needed")
+			}
+			if err := activatePairing(home, p); err != nil {
+				return nil, err
+			}
+			return newPairingFinishCompletion(), nil
+		},
 	}
-	if r.Outcome == outcomeDenied {
-		call.abort(abortOther, "pairing rejected", out)
-		if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
-			out.failure("%v", cerr)
-		}
-		return errors.New("the device rejected the pairing; run `agentknock pairing abort` and start again if needed")
-	}
+}
+
+// activatePairing marks the pending pairing p active, under the lock.
+func activatePairing(home string, p *pairingState) error {
 	s, err := lockStateDir(home)
 	if err != nil {
 		return err
@@ -319,12 +336,7 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 	}
 	current.Pending = false
 	current.Outstanding = nil
-	if err := s.writePairing(current); err != nil {
-		return err
-	}
-	call.finish(newPairingFinishCompletion(), out)
-	fmt.Println("Pairing complete. Agentknock is ready to run commands with secrets.")
-	return nil
+	return s.writePairing(current)
 }
 
 func pairingAbort(home string, out *output) error {
@@ -391,21 +403,48 @@ func pairingRemove(home string, force bool, watch *signalWatch, out *output) err
 	if p.Pending && !force {
 		return errors.New("the pairing is pending; use `agentknock pairing abort`")
 	}
-	if !force {
-		call, rec, plaintext, err := callDeviceDurable(home, p, methodPairingRemove, "agentknock pairing remove", newMethodRequest(methodPairingRemove), watch, out)
-		if err != nil {
+	if force {
+		if err := removeLocalPairing(home, p); err != nil {
+			return err
+		}
+	} else {
+		_, _, err := askDevice(home, p, pairingRemoveMethod(home, p), watch, out)
+		var answered *answeredError
+		if err != nil && !errors.As(err, &answered) {
 			return fmt.Errorf("%v (or use --force to delete only the local pairing)", err)
 		}
-		r, err := checkPairingRemoveResponse(plaintext)
-		if completion, failure := responseFailure(err, r); failure != nil {
-			call.finish(completion, out)
-			if cerr := clearOutstanding(home, rec.RequestID); cerr != nil {
-				out.failure("%v", cerr)
-			}
-			return failure
+		if err != nil {
+			return err
 		}
-		call.finish(newInfoCompletion(), out)
 	}
+	if force {
+		fmt.Println("Local pairing removed. The pairing on the device is unchanged.")
+	} else {
+		fmt.Println("Pairing removed from this client and the device.")
+	}
+	return nil
+}
+
+// pairingRemoveMethod is PairingRemove for askDevice: the local pairing
+// goes once the device has removed its side, before the completion; a
+// failure to delete it ends the exchange ABORTED.
+func pairingRemoveMethod(home string, p *pairingState) pairedMethod[*resultResponse] {
+	return pairedMethod[*resultResponse]{
+		request: newMethodRequest(methodPairingRemove),
+		rerun:   "agentknock pairing remove",
+		method:  methodPairingRemove,
+		check:   checkPairingRemoveResponse,
+		settle: func(*resultResponse) (any, error) {
+			if err := removeLocalPairing(home, p); err != nil {
+				return nil, fmt.Errorf("the device removed the pairing, but the local pairing could not be removed: %v", err)
+			}
+			return newInfoCompletion(), nil
+		},
+	}
+}
+
+// removeLocalPairing deletes pairing.json if it still holds p.
+func removeLocalPairing(home string, p *pairingState) error {
 	s, err := lockStateDir(home)
 	if err != nil {
 		return err
@@ -418,15 +457,7 @@ func pairingRemove(home string, force bool, watch *signalWatch, out *output) err
 	if current.ClientID != p.ClientID || current.DeviceID != p.DeviceID {
 		return errors.New("the pairing changed during removal; it was left in place")
 	}
-	if err := s.removePairing(); err != nil {
-		return err
-	}
-	if force {
-		fmt.Println("Local pairing removed. The pairing on the device is unchanged.")
-	} else {
-		fmt.Println("Pairing removed from this client and the device.")
-	}
-	return nil
+	return s.removePairing()
 }
 
 // parseInterspersed lets options come before or after positional

@@ -236,25 +236,16 @@ func runSecretList(o *secretListOptions, cs callerState) int {
 		return 1
 	}
 	watch := watchTermination(cs)
-	call, plaintext, err := callDevice(home, p, newMethodRequest(methodSecretList), watch, out)
-	if err != nil {
+	var listing []byte
+	_, _, err = askDevice(home, p, secretListMethod(&listing), watch, out)
+	var answered *answeredError
+	switch {
+	case errors.As(err, &answered):
+		out.failure("secret list: %v", err)
+		return 1
+	case err != nil:
 		return reportCallError(err, "the secret list request was cancelled.", out)
 	}
-	resp, err := checkSecretListResponse(plaintext)
-	if completion, failure := responseFailure(err, resp); failure != nil {
-		call.finish(completion, out)
-		out.failure("secret list: %v", failure)
-		return 1
-	}
-	listing, err := formatSecretList(resp)
-	if err != nil {
-		call.abort(abortClientError, "the client could not format the secret list", out)
-		out.failure("%v", err)
-		return 1
-	}
-	// The completion goes first: printing into a closed pipe ends the
-	// process, and the device should still learn that the list arrived.
-	call.finish(newInfoCompletion(), out)
 	if _, err := os.Stdout.Write(listing); err != nil {
 		out.failure("cannot write the secret list: %v", err)
 		return 1
@@ -302,4 +293,22 @@ func formatSecretList(r *secretListResponse) ([]byte, error) {
 		Secrets map[string]listedSecret `json:"secrets"`
 	}{secrets})
 	return buf.Bytes(), err
+}
+
+// secretListMethod is SecretList for askDevice; the formatted list goes to
+// *listing. The completion goes before the output: printing into a closed
+// pipe ends the process, and the device should still learn that the list
+// arrived.
+func secretListMethod(listing *[]byte) pairedMethod[*secretListResponse] {
+	return pairedMethod[*secretListResponse]{
+		request: newMethodRequest(methodSecretList),
+		check:   checkSecretListResponse,
+		settle: func(r *secretListResponse) (any, error) {
+			var err error
+			if *listing, err = formatSecretList(r); err != nil {
+				return nil, err
+			}
+			return newInfoCompletion(), nil
+		},
+	}
 }

@@ -48,17 +48,15 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	default:
 	}
 
-	call, plaintext, err := callDevice(home, p, req, watch, out)
-	if err != nil {
+	resp, _, err := askDevice(home, p, secretUploadMethod(req), watch, out)
+	var answered *answeredError
+	switch {
+	case errors.As(err, &answered):
+		out.failure("secret upload: %v; it is unknown whether the device kept the upload", err)
+		return 1
+	case err != nil:
 		return reportCallError(err, "the secret upload was cancelled, but the device may have received it.", out)
 	}
-	resp, err := checkSecretUploadResponse(plaintext)
-	if completion, failure := responseFailure(err, resp); failure != nil {
-		call.finish(completion, out)
-		out.failure("secret upload: %v; it is unknown whether the device kept the upload", failure)
-		return 1
-	}
-	call.finish(newSecretUploadCompletion(resp), out)
 	if resp.Outcome == outcomeDenied {
 		out.failure("The device rejected the secret upload: %s", printable(resp.Message))
 		return 1
@@ -67,4 +65,14 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	fmt.Println("The secret isn't available until you approve the upload on the device.")
 	fmt.Println("Suggested action: Review the secret upload on the device.")
 	return 0
+}
+
+// secretUploadMethod is SecretUpload for askDevice: the completion echoes
+// what the device said of the upload.
+func secretUploadMethod(req secretUploadRequest) pairedMethod[*resultResponse] {
+	return pairedMethod[*resultResponse]{
+		request: req,
+		check:   checkSecretUploadResponse,
+		settle:  func(r *resultResponse) (any, error) { return newSecretUploadCompletion(r), nil },
+	}
 }

@@ -125,7 +125,7 @@ func TestHeldStateLockIsReported(t *testing.T) {
 	p.waitOutput("waiting for the lock on " + w.home)
 	t.Logf("the lock wait was reported after %v", time.Since(start).Round(10*time.Millisecond))
 	dir.Close() // releases the lock: the command goes on
-	if r := p.wait(); r.code != 0 || !strings.Contains(r.stderr, "The pending pairing was discarded") {
+	if r := p.wait(); r.code != 0 || !strings.Contains(r.stdout, "Pending pairing discarded.") {
 		t.Fatalf("pairing abort after the lock was released: %s", r)
 	}
 }

@@ -137,7 +137,7 @@ func TestPairingFinishRerunWhileTheFirstWaits(t *testing.T) {
 		first.cmd.Process.Signal(syscall.SIGKILL)
 		<-first.done
 		rerun := w.startAgentknock(runOpts{}, "pairing", "finish", "--verbose")
-		rerun.waitOutput("request acknowledged by relay")
+		rerun.waitOutput("The device received the pairing confirmation")
 		time.Sleep(300 * time.Millisecond) // a second request would reach the device by now
 		w.deviceOK("pairing", "confirm", code)
 		r := rerun.wait()
@@ -191,7 +191,7 @@ func TestKillDuringSecretUpload(t *testing.T) {
 		w.checkStateFiles()
 	}
 	r := w.agentknockWith(o, "secret", "upload", "up-crash", "--from-env", "UP_TOKEN")
-	if r.code != 0 || !strings.Contains(r.stderr, "received secret up-crash for review") {
+	if r.code != 0 || !strings.Contains(r.stdout, `Secret upload "up-crash" delivered to the device.`) {
 		t.Fatalf("upload after the kills: %s", r)
 	}
 	if u := w.deviceOK("uploads", "--json"); !strings.Contains(u.stdout, "up-crash") {
