@@ -95,7 +95,9 @@ func TestEveryAnsweredExchangeEndsWithOneCompletion(t *testing.T) {
 		},
 		"SecretUpload": func(t *testing.T) secretTestCompletion {
 			return askWithLocalFailure(t, false, `{"result":"RECEIVED"}`,
-				func(string, *pairingState) pairedMethod[*resultResponse] { return secretUploadMethod(secretUploadRequest{}) })
+				func(string, *pairingState) pairedMethod[*resultResponse] {
+					return secretUploadMethod(secretUploadRequest{})
+				})
 		},
 		"SshAuthenticate": func(t *testing.T) secretTestCompletion {
 			answer := fmt.Sprintf(`{"result":"APPROVED","signature":%q}`, base64.StdEncoding.EncodeToString(ssh.Marshal(authSig)))
