@@ -1,4 +1,4 @@
-// The outcome of an Invocation response (client-device protocol,
+// The outcome of an Invocation response (client-device-protocol.md,
 // "Invocation"): which completion to send and what to tell the user. The
 // checks themselves are checkInvocationResponse's.
 

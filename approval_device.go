@@ -1,7 +1,7 @@
 //go:build !agentknock_testapproval || !linux
 
 // Approval from the paired device: command-execution.md steps 3-4, the
-// Invocation method of the client-device protocol.
+// Invocation method of the client-device-protocol.md.
 
 package main
 

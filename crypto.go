@@ -1,4 +1,4 @@
-// The agentknock-v1 cryptosystem, client side (cryptosystem.md
+// The agentknock-v1 cryptosystem.md, client side (cryptosystem.md
 // sections 4-9 and 11): ULID identifiers, the pairing address id, initial
 // pairing with its commitment and SAS (the paired exchange and PSK rotation
 // are crypto_paired.go). Plaintexts are opaque bytes here; protocol.go

@@ -1,4 +1,4 @@
-// The paired part of the agentknock-v1 cryptosystem, client side
+// The paired part of the agentknock-v1 cryptosystem.md, client side
 // (cryptosystem.md, "Paired exchange" and "PSK rotation"): sealing a
 // request to the device with the pairing PSK, opening its response,
 // sealing the completion, and deriving the next PSK.

@@ -1,9 +1,10 @@
-// One protected exchange with the paired device (client-device protocol,
-// "Paired exchanges"; cryptosystem, "Paired exchange" and "PSK rotation"):
+// One protected exchange with the paired device (client-device-protocol.md,
+// "Paired exchanges"; cryptosystem.md, "Paired exchange" and "PSK rotation"):
 // seal the request, carry it through the relay, open and acknowledge the
 // response, and send the completion. SIGINT and SIGTERM cancel the wait;
 // the completion then goes out with a short bound so the process exits
 // promptly even when the relay never acknowledges it.
+
 package main
 
 import (
@@ -196,7 +197,7 @@ func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload
 	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
 		opt := relayProgress(out)
 		opt.Resend = durable != nil && durable.resent
-		rx, err := openExchange(ctx, ep, devicePath(p.DeviceID.String(), p.ClientID.String()), p.ClientID.String(), requestID.String(), body, opt)
+		rx, err := openExchange(ctx, ep, deviceRoute(p.DeviceID.String(), p.ClientID.String()), p.ClientID.String(), requestID.String(), body, opt)
 		if err != nil {
 			return rx, nil, err
 		}

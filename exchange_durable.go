@@ -1,7 +1,7 @@
-// Requests that are safe to retry after a crash (cryptosystem, "Paired
+// Requests that are safe to retry after a crash (cryptosystem.md, "Paired
 // exchange": "a retry resends the identical bytes, never a new seal. A
 // receiver that already accepted a slot answers from retained state and
-// does not re-process"; client-relay protocol, "Reconnection and
+// does not re-process"; client-relay-protocol.md, "Reconnection and
 // recovery"). Before a PairingFinish or PairingRemove request first leaves,
 // what rebuilds it exactly (request id, the randomness of the seal, the PSK
 // and rotation key used, the plaintext) is stored in pairing.json as
@@ -16,6 +16,7 @@
 // holds nothing a secret could be recovered from. SecretUpload carries the
 // value, and Invocation, GitSign and SshAuthenticate are a new decision
 // each time: a retry of those is a new request.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // Tests of exchange_durable.go: a stored request rebuilds the identical
 // envelope in another process, and the record is kept, reused and removed
 // as the rules say.
+
 package main
 
 import (

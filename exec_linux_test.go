@@ -15,7 +15,7 @@ import (
 // A setuid program keeps its privilege through the launcher: exec happens
 // under the runtime's exec lock, so no thread is being created at the
 // moment of exec (which makes the kernel drop setuid). Without the lock a
-// setuid target lost root in about 3% of runs (../shared/notes).
+// setuid target lost root in about 3% of runs (docs/launch-path.md).
 func TestSetuidTargetKeepsItsPrivilege(t *testing.T) {
 	idPath, err := exec.LookPath("id")
 	if err != nil {

@@ -4,6 +4,7 @@
 // message parser, and the temporary SSH agent's request handling. Seeds are
 // the responses the devkit device writes, signatures made with a real key,
 // and the agent requests OpenSSH's ssh sends.
+
 package main
 
 import (

@@ -6,6 +6,7 @@
 // absence of a panic. Seeds are real inputs: the README's command lines,
 // what Git passes to gpg.ssh.program, a commit object written by git, and
 // the pairing file the reference client writes.
+
 package main
 
 import (

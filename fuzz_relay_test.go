@@ -3,6 +3,7 @@
 // paired responses, and unauthenticated error reports). Seeds are frames
 // in the exact form the devkit relay writes them and envelopes sealed with
 // real keys.
+
 package main
 
 import (

@@ -9,6 +9,7 @@
 // system ssh-keygen with the original arguments (signing with another key
 // only with SSH passthrough). Both halves are here: the helper process
 // first, then the service's answer to it.
+
 package main
 
 import (

@@ -3,6 +3,7 @@
 // pairing file of state.go. The syntax and the order of steps follow the
 // reference client: start prints the verification code, the person compares
 // it on the device and approves, finish activates.
+
 package main
 
 import (
@@ -156,7 +157,7 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 	}
 	clientID := attempt.ClientID.String()
 	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
-		rx, err := openExchange(ctx, ep, pairingPath(addressID, clientID), clientID, clientID, body, relayProgress(out))
+		rx, err := openExchange(ctx, ep, pairingRoute(addressID, clientID), clientID, clientID, body, relayProgress(out))
 		if err != nil {
 			return rx, nil, err
 		}

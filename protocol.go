@@ -7,6 +7,7 @@
 // protocol_requests.go builds the plaintexts, and protocol_responses.go and
 // protocol_ssh.go decide what the device's answers mean and reject what the
 // client cannot use.
+
 package main
 
 import (

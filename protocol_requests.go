@@ -1,5 +1,5 @@
 // protocol_requests.go: the protected client plaintexts of the Agentknock
-// v1 client-device protocol (client-device-protocol.md "Pairing activation",
+// v1 client-device-protocol.md (client-device-protocol.md "Pairing activation",
 // "Invocation", "Git signing", "SSH authentication", "Secret list", "Secret
 // upload", "Pairing removal"): the request builders with their client-side
 // validation. The completions are protocol_completions.go.

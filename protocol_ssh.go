@@ -1,4 +1,4 @@
-// protocol_ssh.go: the SSH side of the Agentknock v1 client-device protocol
+// protocol_ssh.go: the SSH side of the client-device-protocol.md
 // (client-device-protocol.md "Git signing" and "SSH authentication"): the
 // GitSign and SshAuthenticate response checks, SSHSIG verification (OpenSSH
 // PROTOCOL.sshsig), the user-authentication message parser (RFC 4252), and

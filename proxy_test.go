@@ -225,7 +225,7 @@ func TestRelayThroughConnectProxy(t *testing.T) {
 		opt.Getenv = func(k string) string {
 			return map[string]string{"https_proxy": proxyURL(p, password), "no_proxy": "other.example"}[k]
 		}
-		if _, err := rtRunExchange(t, ep, devicePath(rtDeviceID, rtClientID), opt); err != nil {
+		if _, err := rtRunExchange(t, ep, deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 			t.Fatal(err)
 		}
 		if _, targets := p.seen(); len(targets) != 1 || targets[0] != "CONNECT example.com:"+port {
@@ -238,7 +238,7 @@ func TestRelayThroughConnectProxy(t *testing.T) {
 		opt, _ := rtOptions()
 		opt.TLSConfig = roots
 		opt.Getenv = func(k string) string { return map[string]string{"ALL_PROXY": proxyURL(p, "wrong-secret")}[k] }
-		_, err := rtRunExchange(t, ep, devicePath(rtDeviceID, rtClientID), opt)
+		_, err := rtRunExchange(t, ep, deviceRoute(rtDeviceID, rtClientID), opt)
 		var status *proxyStatusError
 		if !errors.As(err, &status) || status.Status != http.StatusProxyAuthRequired {
 			t.Fatalf("error %v, want a 407 proxy refusal", err)
@@ -259,7 +259,7 @@ func TestRelayThroughConnectProxy(t *testing.T) {
 		opt.Getenv = func(k string) string {
 			return map[string]string{"https_proxy": proxyURL(p, password), "no_proxy": "localhost,.com"}[k]
 		}
-		if _, err := rtRunExchange(t, ep, devicePath(rtDeviceID, rtClientID), opt); err != nil {
+		if _, err := rtRunExchange(t, ep, deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 			t.Fatal(err)
 		}
 		if accepted, _ := p.seen(); accepted != 0 {
@@ -277,7 +277,7 @@ func TestRelayThroughConnectProxy(t *testing.T) {
 		opt.Getenv = func(k string) string {
 			return map[string]string{"https_proxy": proxyURL(p, password), "all_proxy": proxyURL(p, password), "http_proxy": proxyURL(p, password)}[k]
 		}
-		if _, err := rtRunExchange(t, plain.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+		if _, err := rtRunExchange(t, plain.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 			t.Fatal(err)
 		}
 		if accepted, _ := p.seen(); accepted != 0 {

@@ -1,14 +1,14 @@
-// relay.go: client side of the Agentknock v1 client-relay protocol
+// relay.go: client side of the client-relay-protocol.md
 // (client-relay-protocol.md: "WebSocket connections", "Reconnection and
 // recovery") over github.com/coder/websocket: the relay endpoint, options
 // and defaults, relay URL validation, routes, refusal errors and the
 // exchange API (openExchange, awaitResponse, complete, close). The state
 // machine is in relay_exchange.go, connections in relay_conn.go and frames
 // in relay_frames.go.
+
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -21,7 +21,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -189,13 +188,13 @@ func relayLoopbackHost(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// pairingPath is the initial-pairing route; request_id doubles as client_id.
-func pairingPath(addressID, requestID string) string {
+// pairingRoute is the initial-pairing route; request_id doubles as client_id.
+func pairingRoute(addressID, requestID string) string {
 	return "/v1/address/" + url.PathEscape(addressID) + "/request/" + url.PathEscape(requestID)
 }
 
-// devicePath is the authenticated route of an enrolled client.
-func devicePath(deviceID, clientID string) string {
+// deviceRoute is the authenticated route of an enrolled client.
+func deviceRoute(deviceID, clientID string) string {
 	return "/v1/device/" + url.PathEscape(deviceID) + "/client/" + url.PathEscape(clientID)
 }
 
@@ -270,7 +269,7 @@ type relayExchange struct {
 	completionAcked bool
 }
 
-// openExchange connects on path (pairingPath(...) or devicePath(...)) and
+// openExchange connects on path (pairingRoute(...) or deviceRoute(...)) and
 // publishes the request; it returns once the relay acknowledged it.
 //
 // On error the returned exchange is non-nil exactly when the request frame
@@ -282,7 +281,7 @@ func openExchange(ctx context.Context, ep relayEndpoint, path, clientID, request
 	if err != nil {
 		return nil, err
 	}
-	x.requestFrame, err = x.messageFrame("request", request)
+	x.requestFrame, err = messageFrame(x.clientID, x.requestID, "request", request)
 	if err != nil {
 		x.close()
 		return nil, err
@@ -357,91 +356,4 @@ func newRelayExchange(ep relayEndpoint, path, clientID, requestID string, opt re
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return x, nil
-}
-
-// awaitResponse waits for the device's response and acknowledges it (and
-// every duplicate). Only the first response payload is ever returned.
-func (x *relayExchange) awaitResponse(ctx context.Context) (json.RawMessage, error) {
-	if err := x.drive(ctx, goalResponse); err != nil {
-		return nil, err
-	}
-	return bytes.Clone(x.response), nil
-}
-
-// complete publishes the completion and waits for the relay's ack. While ctx
-// is live the normal failure budget applies; once ctx is done (SIGINT, or the
-// caller was already cancelled) the hand-off continues for at most
-// CompletionBound, so the process exits promptly even if the relay never
-// acknowledges. Calling it again resends the same completion.
-func (x *relayExchange) complete(ctx context.Context, completion json.RawMessage) error {
-	if x.closed {
-		return errExchangeClosed
-	}
-	frame, err := x.messageFrame("completion", completion)
-	if err != nil {
-		return err
-	}
-	if x.completionFrame == nil {
-		x.completionFrame = frame
-	} else if !bytes.Equal(x.completionFrame, frame) {
-		// One record per slot: a retry must carry the identical bytes.
-		return errors.New("relay exchange: a different completion was already handed off")
-	}
-	if x.completionAcked {
-		return nil
-	}
-
-	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancel(nil)
-	var mu sync.Mutex
-	var bound *time.Timer
-	finished := false
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !finished {
-			bound = time.AfterFunc(x.opt.CompletionBound, func() { cancel(errCompletionTimedOut) })
-		}
-	})
-	defer func() {
-		stop()
-		mu.Lock()
-		finished = true
-		if bound != nil {
-			bound.Stop()
-		}
-		mu.Unlock()
-	}()
-
-	err = x.drive(work, goalCompletionAcked)
-	if err != nil && work.Err() != nil {
-		if cause := context.Cause(work); cause != nil && !errors.Is(cause, context.Canceled) {
-			return cause
-		}
-	}
-	return err
-}
-
-// close drops the connection without a close handshake, which could take
-// seconds against an unresponsive relay.
-func (x *relayExchange) close() {
-	if x == nil || x.closed {
-		return
-	}
-	x.closed = true
-	x.dropConn()
-	x.transport.CloseIdleConnections()
-}
-
-func (x *relayExchange) progress(stage string) {
-	if x.opt.Progress != nil {
-		x.opt.Progress(stage)
-	}
-}
-
-func (x *relayExchange) progressOnce(stage string) {
-	if !x.reported[stage] {
-		x.reported[stage] = true
-		x.progress(stage)
-	}
 }

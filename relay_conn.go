@@ -1,8 +1,9 @@
-// relay_conn.go: one client WebSocket to the relay (Agentknock v1
-// client-relay protocol, "WebSocket connections", "Upgrade failures" and
-// "WebSocket closure" in client-relay-protocol.md): dialing directly or
-// through a proxy, classification of refused upgrades and dial errors, the
-// read loop, keepalive pings and the meaning of close codes.
+// One client WebSocket to the relay (client-relay-protocol.md, "WebSocket
+// connections", "Upgrade failures" and "WebSocket closure"): how an
+// exchange dials (directly or through a proxy), the classification of
+// refused upgrades and dial errors, the read loop, keepalive pings and the
+// meaning of close codes. The exchange's state machine is relay_exchange.go.
+
 package main
 
 import (

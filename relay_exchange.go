@@ -1,15 +1,19 @@
 // relay_exchange.go: the client's exchange state machine (Agentknock v1
-// client-relay protocol, "Reconnection and recovery" and "Exchange
+// client-relay-protocol.md, "Reconnection and recovery" and "Exchange
 // transitions" in client-relay-protocol.md): drive resends the request until
 // acked and resumes afterwards, spends the consecutive-failure budget with
 // backoff, and applies ack, receipt, message, state, inactive and error
 // frames (handle, reconcile).
+
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -115,7 +119,7 @@ func (x *relayExchange) sendPending(ctx context.Context, goal relayGoal) error {
 	// Only resume gets the relay to replay a pending response on a new
 	// socket; the socket that carried the acked request needs none.
 	if (c.resumeNeeded || x.opt.Resend) && !c.sentResume {
-		if err := x.write(ctx, x.controlFrame("resume", "")); err != nil {
+		if err := x.write(ctx, controlFrame(x.clientID, x.requestID, "resume", "")); err != nil {
 			return err
 		}
 		c.sentResume = true
@@ -255,7 +259,7 @@ func (x *relayExchange) handle(ctx context.Context, goal relayGoal, f *relayFram
 			x.progressOnce("response received")
 		}
 		// Every duplicate is acknowledged, so the relay stops redelivering.
-		if err := x.write(ctx, x.controlFrame("ack", "response")); err != nil {
+		if err := x.write(ctx, controlFrame(x.clientID, x.requestID, "ack", "response")); err != nil {
 			return x.connectionFailed(ctx, "acknowledging the response failed: "+err.Error(), 0)
 		}
 	case "state":
@@ -335,4 +339,91 @@ func (x *relayExchange) reconcile(goal relayGoal, f *relayFrame) error {
 		}
 	}
 	return nil
+}
+
+// awaitResponse waits for the device's response and acknowledges it (and
+// every duplicate). Only the first response payload is ever returned.
+func (x *relayExchange) awaitResponse(ctx context.Context) (json.RawMessage, error) {
+	if err := x.drive(ctx, goalResponse); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(x.response), nil
+}
+
+// complete publishes the completion and waits for the relay's ack. While ctx
+// is live the normal failure budget applies; once ctx is done (SIGINT, or the
+// caller was already cancelled) the hand-off continues for at most
+// CompletionBound, so the process exits promptly even if the relay never
+// acknowledges. Calling it again resends the same completion.
+func (x *relayExchange) complete(ctx context.Context, completion json.RawMessage) error {
+	if x.closed {
+		return errExchangeClosed
+	}
+	frame, err := messageFrame(x.clientID, x.requestID, "completion", completion)
+	if err != nil {
+		return err
+	}
+	if x.completionFrame == nil {
+		x.completionFrame = frame
+	} else if !bytes.Equal(x.completionFrame, frame) {
+		// One record per slot: a retry must carry the identical bytes.
+		return errors.New("relay exchange: a different completion was already handed off")
+	}
+	if x.completionAcked {
+		return nil
+	}
+
+	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	var mu sync.Mutex
+	var bound *time.Timer
+	finished := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			bound = time.AfterFunc(x.opt.CompletionBound, func() { cancel(errCompletionTimedOut) })
+		}
+	})
+	defer func() {
+		stop()
+		mu.Lock()
+		finished = true
+		if bound != nil {
+			bound.Stop()
+		}
+		mu.Unlock()
+	}()
+
+	err = x.drive(work, goalCompletionAcked)
+	if err != nil && work.Err() != nil {
+		if cause := context.Cause(work); cause != nil && !errors.Is(cause, context.Canceled) {
+			return cause
+		}
+	}
+	return err
+}
+
+// close drops the connection without a close handshake, which could take
+// seconds against an unresponsive relay.
+func (x *relayExchange) close() {
+	if x == nil || x.closed {
+		return
+	}
+	x.closed = true
+	x.dropConn()
+	x.transport.CloseIdleConnections()
+}
+
+func (x *relayExchange) progress(stage string) {
+	if x.opt.Progress != nil {
+		x.opt.Progress(stage)
+	}
+}
+
+func (x *relayExchange) progressOnce(stage string) {
+	if !x.reported[stage] {
+		x.reported[stage] = true
+		x.progress(stage)
+	}
 }

@@ -41,13 +41,13 @@ func TestRelayUpgradeFailures(t *testing.T) {
 		inactive bool
 		want     string
 	}{
-		{"401", devicePath(rtDeviceID, rtClientID), 401, `{"error":"UNAUTHORIZED","message":"Authentication failed."}`, false, "rejected this client's token (HTTP 401: UNAUTHORIZED: Authentication failed.)"},
-		{"403 client", devicePath(rtDeviceID, rtClientID), 403, `{"error":"FORBIDDEN","message":"Client is suspended."}`, true, "not active"},
-		{"403 pairing", pairingPath(rtAddressID, rtClientID), 403, `{"error":"FORBIDDEN","message":"Pairing is closed."}`, false, "refused this pairing attempt"},
-		{"404 pairing", pairingPath(rtAddressID, rtClientID), 404, `{"error":"NOT_FOUND","message":"Unknown address."}`, false, "no device at this pairing address"},
-		{"404 device", devicePath(rtDeviceID, rtClientID), 404, `not json`, true, "no such device or client (HTTP 404)"},
-		{"400", devicePath(rtDeviceID, rtClientID), 400, `{"error":"BAD_REQUEST","message":"Bad id."}`, false, "refused the connection (HTTP 400"},
-		{"409", devicePath(rtDeviceID, rtClientID), 409, `{"error":"CONFLICT","message":"Bound elsewhere.","retryable":false}`, false, "HTTP 409"},
+		{"401", deviceRoute(rtDeviceID, rtClientID), 401, `{"error":"UNAUTHORIZED","message":"Authentication failed."}`, false, "rejected this client's token (HTTP 401: UNAUTHORIZED: Authentication failed.)"},
+		{"403 client", deviceRoute(rtDeviceID, rtClientID), 403, `{"error":"FORBIDDEN","message":"Client is suspended."}`, true, "not active"},
+		{"403 pairing", pairingRoute(rtAddressID, rtClientID), 403, `{"error":"FORBIDDEN","message":"Pairing is closed."}`, false, "refused this pairing attempt"},
+		{"404 pairing", pairingRoute(rtAddressID, rtClientID), 404, `{"error":"NOT_FOUND","message":"Unknown address."}`, false, "no device at this pairing address"},
+		{"404 device", deviceRoute(rtDeviceID, rtClientID), 404, `not json`, true, "no such device or client (HTTP 404)"},
+		{"400", deviceRoute(rtDeviceID, rtClientID), 400, `{"error":"BAD_REQUEST","message":"Bad id."}`, false, "refused the connection (HTTP 400"},
+		{"409", deviceRoute(rtDeviceID, rtClientID), 409, `{"error":"CONFLICT","message":"Bound elsewhere.","retryable":false}`, false, "HTTP 409"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRelayFake(t, false, refuseWith(tc.status, nil, tc.body), nil)
@@ -88,7 +88,7 @@ func TestRelayUpgradeFailures(t *testing.T) {
 				c.finish()
 			})
 			opt, log := rtOptions()
-			if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+			if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 				t.Fatal(err)
 			}
 			if got := r.attemptCount(); got != 2 {
@@ -104,7 +104,7 @@ func TestRelayUpgradeFailures(t *testing.T) {
 		r := newRelayFake(t, false, refuseWith(503, nil, `{"error":"UNAVAILABLE","message":"down"}`), nil)
 		opt, _ := rtOptions()
 		opt.MaxFailures = 3
-		_, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+		_, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 		if !errors.Is(err, errRelayUnavailable) || !strings.Contains(err.Error(), "HTTP 503") {
 			t.Fatalf("error %v, want errRelayUnavailable naming HTTP 503", err)
 		}
@@ -128,7 +128,7 @@ func TestRelayHonoursRetryAfter(t *testing.T) {
 		c.finish()
 	})
 	opt, _ := rtOptions()
-	if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+	if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 		t.Fatal(err)
 	}
 	r.mu.Lock()
@@ -167,7 +167,7 @@ func TestRelayCloseCodes(t *testing.T) {
 				}
 			})
 			opt, _ := rtOptions()
-			_, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+			_, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 			if tc.final {
 				var refusal *relayRefusal
 				if !errors.As(err, &refusal) || refusal.CloseCode != int(tc.code) {
@@ -210,7 +210,7 @@ func TestRelayLiveness(t *testing.T) {
 		})
 		opt, log := rtOptions()
 		opt.PingAfter, opt.PongWithin = 20*time.Millisecond, 200*time.Millisecond
-		if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+		if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 			t.Fatal(err)
 		}
 		if !log.has("reconnecting (relay did not answer a WebSocket ping within 200ms)") {
@@ -237,7 +237,7 @@ func TestRelayLiveness(t *testing.T) {
 		})
 		opt, log := rtOptions()
 		opt.PingAfter, opt.PongWithin = 20*time.Millisecond, rtGuard
-		if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+		if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 			t.Fatal(err)
 		}
 		if log.has("reconnecting") {
@@ -260,7 +260,7 @@ func TestRelayTLS(t *testing.T) {
 	t.Run("trusted", func(t *testing.T) {
 		opt, _ := rtOptions()
 		opt.TLSConfig = &tls.Config{RootCAs: r.srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
-		if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+		if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -268,7 +268,7 @@ func TestRelayTLS(t *testing.T) {
 		dials.Store(0)
 		opt, _ := rtOptions()
 		opt.Dialer = countingDialer
-		_, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+		_, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 		if err == nil || !strings.Contains(err.Error(), "certificate") {
 			t.Fatalf("error %v, want a certificate error", err)
 		}
@@ -289,7 +289,7 @@ func TestRelayPlainWebSocketMustReachLoopback(t *testing.T) {
 		go func() { <-ctx.Done(); server.Close() }()
 		return client, nil
 	}
-	_, err := rtRunExchange(t, ep, devicePath(rtDeviceID, rtClientID), opt)
+	_, err := rtRunExchange(t, ep, deviceRoute(rtDeviceID, rtClientID), opt)
 	if !errors.Is(err, errRelayNotLoopback) {
 		t.Fatalf("error %v, want errRelayNotLoopback", err)
 	}

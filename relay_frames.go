@@ -1,5 +1,5 @@
 // relay_frames.go: frame encoding for the client (Agentknock v1
-// client-relay protocol, "Frame encoding" through "Error frame" in
+// client-relay-protocol.md, "Frame encoding" through "Error frame" in
 // client-relay-protocol.md): the frames a client sends, strict parsing of
 // the frames a relay may send, and sanitizing of relay-supplied text and
 // retry delays.
@@ -23,11 +23,13 @@ type relayOutFrame struct {
 	Payload   json.RawMessage `json:"payload,omitempty"`
 }
 
-func (x *relayExchange) messageFrame(kind string, payload json.RawMessage) ([]byte, error) {
+// messageFrame is the message frame of one exchange (its client and
+// request ids) carrying payload.
+func messageFrame(clientID, requestID, kind string, payload json.RawMessage) ([]byte, error) {
 	if len(bytes.TrimSpace(payload)) == 0 || !json.Valid(payload) {
 		return nil, fmt.Errorf("relay exchange: the %s payload is not valid JSON", kind)
 	}
-	frame, err := json.Marshal(relayOutFrame{Type: "message", ClientID: x.clientID, RequestID: x.requestID, Kind: kind, Payload: payload})
+	frame, err := json.Marshal(relayOutFrame{Type: "message", ClientID: clientID, RequestID: requestID, Kind: kind, Payload: payload})
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +39,10 @@ func (x *relayExchange) messageFrame(kind string, payload json.RawMessage) ([]by
 	return frame, nil
 }
 
-func (x *relayExchange) controlFrame(typ, kind string) []byte {
-	frame, _ := json.Marshal(relayOutFrame{Type: typ, ClientID: x.clientID, RequestID: x.requestID, Kind: kind})
+// controlFrame is an ack or resume frame of one exchange.
+func controlFrame(clientID, requestID, typ, kind string) []byte {
+	// A struct of strings always encodes.
+	frame, _ := json.Marshal(relayOutFrame{Type: typ, ClientID: clientID, RequestID: requestID, Kind: kind})
 	return frame
 }
 

@@ -43,7 +43,7 @@ func TestRelayDuplicateResponseAckedTwiceDeliveredOnce(t *testing.T) {
 		c.send(rtFrame("ack", "kind", "completion"))
 	})
 	opt, _ := rtOptions()
-	resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRelayDiscardsFramesOfOtherExchanges(t *testing.T) {
 		}
 	})
 	opt, _ := rtOptions()
-	resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestRelayIgnoresInvalidFrames(t *testing.T) {
 		c.finish()
 	})
 	opt, _ := rtOptions()
-	resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestRelayNullPayloadIsAResponse(t *testing.T) {
 		c.takeCompletion()
 	})
 	opt, _ := rtOptions()
-	resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestRelayErrorFrames(t *testing.T) {
 			}
 		})
 		opt, log := rtOptions()
-		if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+		if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 			t.Fatal(err)
 		}
 		if !log.has("reconnecting (relay asked to retry: RATE_LIMITED: slow down)") {
@@ -180,7 +180,7 @@ func TestRelayErrorFrames(t *testing.T) {
 				c.hold()
 			})
 			opt, _ := rtOptions()
-			x, err := openExchange(rtContext(t), r.endpoint(), devicePath(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
+			x, err := openExchange(rtContext(t), r.endpoint(), deviceRoute(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
 			if x == nil {
 				t.Error("no exchange returned although the request was sent")
 			} else {
@@ -230,7 +230,7 @@ func TestRelayInactiveAndEndedExchanges(t *testing.T) {
 			})
 			opt, _ := rtOptions()
 			ctx := rtContext(t)
-			x, err := openExchange(ctx, r.endpoint(), devicePath(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
+			x, err := openExchange(ctx, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +250,7 @@ func TestRelayFrameSizeLimit(t *testing.T) {
 		r := newRelayFake(t, false, nil, func(n int, c *relayFakeConn) { c.fail("connected") })
 		big := json.RawMessage(`{"ciphertext":"` + strings.Repeat("A", relayMaxFrame) + `"}`)
 		opt, _ := rtOptions()
-		x, err := openExchange(rtContext(t), r.endpoint(), devicePath(rtDeviceID, rtClientID), rtClientID, rtRequestID, big, opt)
+		x, err := openExchange(rtContext(t), r.endpoint(), deviceRoute(rtDeviceID, rtClientID), rtClientID, rtRequestID, big, opt)
 		if x != nil || err == nil || !strings.Contains(err.Error(), "256 KiB") {
 			t.Fatalf("openExchange = %v, %v; want a frame-size error", x, err)
 		}
@@ -274,7 +274,7 @@ func TestRelayFrameSizeLimit(t *testing.T) {
 			}
 		})
 		opt, log := rtOptions()
-		resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+		resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 		if err != nil {
 			t.Fatal(err)
 		}

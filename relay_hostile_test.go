@@ -7,6 +7,7 @@
 // AnswerWithin, PingAfter+PongWithin and ConnectTimeout), plus one backoff.
 // The durations are shortened here in proportion; README gives the real
 // ones. A relay that answers out of order but completely still succeeds.
+
 package main
 
 import (
@@ -119,7 +120,7 @@ func TestHostileRelayModesEndWithinTheirBound(t *testing.T) {
 			r := newRelayFake(t, false, nil, m.script)
 			opt := hostileOptions()
 			start := time.Now()
-			_, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+			_, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 			elapsed := time.Since(start)
 			t.Logf("%s: ended after %v and %d connections: %v", name, elapsed.Round(time.Millisecond), r.attemptCount(), err)
 			if !errors.Is(err, errRelayUnavailable) || !strings.Contains(err.Error(), m.why) {
@@ -148,7 +149,7 @@ func TestHostileRelayOutOfOrderFramesStillComplete(t *testing.T) {
 		c.send(rtFrame("ack", "kind", "request"))
 		c.takeCompletion()
 	})
-	resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), hostileOptions())
+	resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), hostileOptions())
 	if err != nil || string(resp) != string(rtResponse) {
 		t.Fatalf("response %s, %v", resp, err)
 	}

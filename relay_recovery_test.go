@@ -2,6 +2,7 @@
 // ("Reconnection and recovery" in client-relay-protocol.md): resending the
 // request before its ack, resuming after it, the failure budget resetting on
 // valid frames, and the bounded completion hand-off.
+
 package main
 
 import (
@@ -32,7 +33,7 @@ func TestRelayResendsRequestAfterDropBeforeAck(t *testing.T) {
 		}
 	})
 	opt, log := rtOptions()
-	if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+	if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.attemptCount(); got != 2 {
@@ -61,7 +62,7 @@ func TestRelayResumesAfterDropAfterAck(t *testing.T) {
 		}
 	})
 	opt, log := rtOptions()
-	resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestRelayFailureBudgetResetsOnProgress(t *testing.T) {
 	})
 	opt, _ := rtOptions()
 	opt.MaxFailures = 2 // two drops in a row would exhaust it without resets
-	if _, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt); err != nil {
+	if _, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.attemptCount(); got != 3 {
@@ -110,7 +111,7 @@ func TestRelayFailureBudgetSpentWithoutProgress(t *testing.T) {
 	})
 	opt, _ := rtOptions()
 	opt.MaxFailures = 3
-	_, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	_, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 	if !errors.Is(err, errRelayUnavailable) || !strings.Contains(err.Error(), "3 consecutive failures without progress") {
 		t.Fatalf("ack-then-close relay: %v", err)
 	}
@@ -138,7 +139,7 @@ func TestRelayCompletionHandOff(t *testing.T) {
 	}
 	open := func(t *testing.T, r *relayFake, opt relayOptions) *relayExchange {
 		ctx := rtContext(t)
-		x, err := openExchange(ctx, r.endpoint(), devicePath(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
+		x, err := openExchange(ctx, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +209,7 @@ func TestRelayCompletionHandOff(t *testing.T) {
 		})
 		opt, _ := rtOptions()
 		ctx, cancel := context.WithCancel(rtContext(t))
-		x, err := openExchange(ctx, r.endpoint(), devicePath(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
+		x, err := openExchange(ctx, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), rtClientID, rtRequestID, rtRequest, opt)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -376,7 +376,7 @@ func TestRelayExchangeHappyPath(t *testing.T) {
 		c.finish()
 	})
 	opt, log := rtOptions()
-	resp, err := rtRunExchange(t, r.endpoint(), devicePath(rtDeviceID, rtClientID), opt)
+	resp, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,9 +403,9 @@ func TestRelayRoutes(t *testing.T) {
 	for _, tc := range []struct {
 		name, prefix, path, want string
 	}{
-		{"device", "", devicePath(rtDeviceID, rtClientID), "/v1/device/" + rtDeviceID + "/client/" + rtClientID},
-		{"pairing", "", pairingPath(rtAddressID, rtClientID), "/v1/address/" + rtAddressID + "/request/" + rtClientID},
-		{"base path", "/relay/", devicePath(rtDeviceID, rtClientID), "/relay/v1/device/" + rtDeviceID + "/client/" + rtClientID},
+		{"device", "", deviceRoute(rtDeviceID, rtClientID), "/v1/device/" + rtDeviceID + "/client/" + rtClientID},
+		{"pairing", "", pairingRoute(rtAddressID, rtClientID), "/v1/address/" + rtAddressID + "/request/" + rtClientID},
+		{"base path", "/relay/", deviceRoute(rtDeviceID, rtClientID), "/relay/v1/device/" + rtDeviceID + "/client/" + rtClientID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRelayFake(t, false, nil, func(n int, c *relayFakeConn) {

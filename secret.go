@@ -1,5 +1,5 @@
 // `agentknock secret list` and `agentknock secret upload`: the SecretList
-// and SecretUpload methods of the client-device protocol ("Secret list",
+// and SecretUpload methods of the client-device-protocol.md ("Secret list",
 // "Secret upload"), with the reference client's command line. The sources
 // of an upload are read in secret_sources.go.
 

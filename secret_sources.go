@@ -1,4 +1,4 @@
-// The sources of `agentknock secret upload` (client-device protocol, "Secret
+// The sources of `agentknock secret upload` (client-device-protocol.md, "Secret
 // upload": the proposed secret): the process environment, files, standard
 // input, dotenv files (secret_dotenv.go), terminal prompts
 // (secret_prompt.go) and SSH private keys (secret_sshkey.go). Errors name

@@ -13,6 +13,7 @@
 // removed at the next write. The home and the file must belong to the user
 // and not be writable by others, the checks OpenSSH makes of ~/.ssh
 // (https://man.openbsd.org/sshd_config#StrictModes).
+
 package main
 
 import (
@@ -149,7 +150,7 @@ func checkHomeInfo(st os.FileInfo, home string) error {
 
 func (s *stateDir) unlock() { s.dir.Close() }
 
-func (s *stateDir) pairingPath() string { return filepath.Join(s.path, pairingFileName) }
+func (s *stateDir) pairingFilePath() string { return filepath.Join(s.path, pairingFileName) }
 
 // readPairingFile reads and validates a pairing; errNoPairing when absent.
 // It needs no lock: the file is replaced atomically.
@@ -308,7 +309,7 @@ func (s *stateDir) writePairing(p *pairingState) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.dir, s.pairingPath(), data)
+	return writeFileAtomic(s.dir, s.pairingFilePath(), data)
 }
 
 func writeFileAtomic(dir *os.File, path string, data []byte) error {
@@ -358,12 +359,12 @@ func removeStaleTemporaries(path string) {
 
 // removePairing deletes the pairing file.
 func (s *stateDir) removePairing() error {
-	removeStaleTemporaries(s.pairingPath())
-	if err := os.Remove(s.pairingPath()); err != nil {
+	removeStaleTemporaries(s.pairingFilePath())
+	if err := os.Remove(s.pairingFilePath()); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return errNoPairing
 		}
-		return fmt.Errorf("cannot remove %s: %w", s.pairingPath(), err)
+		return fmt.Errorf("cannot remove %s: %w", s.pairingFilePath(), err)
 	}
 	return s.dir.Sync()
 }

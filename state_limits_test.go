@@ -3,6 +3,7 @@
 // file and on unknown members, and the ownership and mode checks of the
 // home and the file (issue findings 4, 5 and 7), and the local checks
 // pairing start makes before it contacts the device (finding 3).
+
 package main
 
 import (
