@@ -34,6 +34,8 @@ func parentPID(pid int) (int, error) {
 // it on macOS: kern.hostname, no machine id, and the product version users
 // know ("macOS 15.1", not the Darwin kernel release that uname reports).
 func pairingHost() hostInfo {
+	// The metadata is advisory: a value the kernel does not give is left
+	// out, as the reference client leaves it out.
 	h, _ := unix.Sysctl("kern.hostname")
 	v, _ := unix.Sysctl("kern.osproductversion")
 	return hostInfo{Hostname: strings.TrimSpace(h), OSVersion: macOSVersionText(v)}

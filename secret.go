@@ -221,23 +221,33 @@ func secretMain(args []string, g globalOptions, cs callerState) int {
 
 func reportSecretUsage(err error) int { return reportUsageFor("secret", err) }
 
+// secretPairing resolves the home and reads its active pairing, reporting
+// a failure with nothingDone after it.
+func secretPairing(homeFlag, nothingDone string, out *output) (string, *pairingState, bool) {
+	home, err := stateHome(homeFlag)
+	if err != nil {
+		out.failure("%v", err)
+		return "", nil, false
+	}
+	p, err := activePairing(home, out)
+	if err != nil {
+		out.failure("%v. %s", err, nothingDone)
+		return "", nil, false
+	}
+	return home, p, true
+}
+
 // ---- secret list ----
 
 func runSecretList(o *secretListOptions, cs callerState) int {
 	out := newPlainOutput(o.Quiet, o.Verbose, &secretListStageMessages)
-	home, err := stateHome(o.Home)
-	if err != nil {
-		out.failure("%v", err)
-		return 1
-	}
-	p, err := activePairing(home, out)
-	if err != nil {
-		out.failure("%v. Agentknock did not contact the device.", err)
+	home, p, ok := secretPairing(o.Home, "Agentknock did not contact the device.", out)
+	if !ok {
 		return 1
 	}
 	watch := watchTermination(cs)
 	var listing []byte
-	_, _, err = askDevice(home, p, secretListMethod(&listing), watch, out)
+	_, _, err := askDevice(home, p, secretListMethod(&listing), watch, out)
 	var answered *answeredError
 	switch {
 	case errors.As(err, &answered):

@@ -10,16 +10,10 @@ import (
 
 func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	out := newPlainOutput(o.Quiet, o.Verbose, &secretUploadStageMessages)
-	home, err := stateHome(o.Home)
-	if err != nil {
-		out.failure("%v", err)
-		return 1
-	}
 	// The pairing is checked before any source is read, so that nobody
 	// types a value for an upload that cannot be sent.
-	p, err := activePairing(home, out)
-	if err != nil {
-		out.failure("%v. Nothing was uploaded.", err)
+	home, p, ok := secretPairing(o.Home, "Nothing was uploaded.", out)
+	if !ok {
 		return 1
 	}
 	watch := watchTermination(cs)

@@ -59,6 +59,9 @@ func retainWorkdir() (workdir, error) {
 		err = checkUTF8Path(path)
 	}
 	if err != nil {
+		// Here and on every failure path of selection, closing a
+		// descriptor only we hold cannot lose anything; its error is
+		// ignored.
 		unix.Close(fd)
 		return workdir{}, workdirError(err)
 	}

@@ -148,6 +148,8 @@ func startInvocationService(start serviceStartup) (*serviceHandle, error) {
 		stdinR.Close()
 		return nil, fmt.Errorf("cannot start the invocation service: %v", err)
 	}
+	// A read error or EOF leaves a line that is neither "ready" nor
+	// "error": the service died, and the switch below says so.
 	line, _ := bufio.NewReader(readyR).ReadString('\n')
 	line = strings.TrimSuffix(line, "\n")
 	h := &serviceHandle{}
