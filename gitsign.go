@@ -359,10 +359,12 @@ func repositoryIdentity(host, path string) string {
 }
 
 // commitTreeAndParent reads the header of a commit payload: its tree and
-// first parent, each a full object id (40 or 64 hex digits), else "".
+// first parent, each a full object id as Git writes it (40 or 64 lowercase
+// hex digits), else "": the payload is the caller's, and anything else
+// could reach `git diff-tree` as an option.
 func commitTreeAndParent(payload []byte) (tree, parent string) {
 	objectID := func(v string) string {
-		if len(v) != 40 && len(v) != 64 || strings.Trim(v, "0123456789abcdefABCDEF") != "" {
+		if len(v) != 40 && len(v) != 64 || strings.Trim(v, "0123456789abcdef") != "" {
 			return ""
 		}
 		return v
