@@ -3,7 +3,7 @@
 // proc_pidpath(3), pthread_sigmask(2) and sigpending(2). macOS supports
 // system calls only through libSystem (Go's own syscall.Exec says raw
 // system calls "should never be used" there), so these are called the way
-// x/sys calls libSystem: a trampoline per function (libc_darwin_*.s) and the
+// x/sys calls libSystem: a trampoline per function (libc_darwin.s) and the
 // runtime's syscall.syscall, which switches to the system stack.
 
 package main

@@ -326,11 +326,11 @@ var explainCases = []explainCase{
 		"! writes outside the working directory: /tmp/leak",
 		"! deletes outside the working directory: /work/*",
 	}},
-	{"tee outside", []string{"sh", "-c", "go test ./... 2>&1 | tee -a ../shared.log"}, "", []string{
+	{"tee outside", []string{"sh", "-c", "go test ./... 2>&1 | tee -a ../build.log"}, "", []string{
 		"sh -c:",
 		"go test ./... [stderr to stdout]",
-		"piped into: tee -a ../shared.log",
-		"! writes outside the working directory: /work/shared.log",
+		"piped into: tee -a ../build.log",
+		"! writes outside the working directory: /work/build.log",
 	}},
 	{"script file with a shebang", []string{"./deploy.sh", "staging"}, "#!/usr/bin/env bash\nset -euo pipefail\nenv=${1:?}\nkubectl --context \"$env\" apply -f k8s/\n", []string{
 		"script file run by #!/usr/bin/env bash, with $1=staging:",
