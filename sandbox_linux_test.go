@@ -224,17 +224,8 @@ func TestRunWithoutProc(t *testing.T) {
 // lacks execveat, is a host whose missing facility stops a binary's run
 // before the request.
 func TestArm64UnderQemu(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-aarch64-static")
-	if err != nil {
-		t.Skip("qemu-aarch64-static is not installed")
-	}
+	qemu, bin := arm64Launcher(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentknock-arm64")
-	build := exec.Command("go", "build", "-trimpath", "-tags", "agentknock_testapproval", "-ldflags", releaseLdflags, "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH=arm64")
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, msg)
-	}
 	script := filepath.Join(dir, "script")
 	writeExecutable(t, script, "#!/bin/sh\necho ran\n")
 

@@ -5,11 +5,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -175,17 +177,8 @@ func TestIgnoredSigtermDoesNotCancel(t *testing.T) {
 // The arm64 entry hook, run under qemu-user when it is installed. qemu-user
 // lacks execveat, so the probe is a script (path execve).
 func TestArm64EntryHookUnderQemu(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-aarch64-static")
-	if err != nil {
-		t.Skip("qemu-aarch64-static is not installed")
-	}
+	qemu, bin := arm64Launcher(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentknock-arm64")
-	build := exec.Command("go", "build", "-trimpath", "-tags", "agentknock_testapproval", "-ldflags", releaseLdflags, "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH=arm64")
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, msg)
-	}
 	probe := filepath.Join(dir, "probe")
 	writeExecutable(t, probe, "#!/bin/sh\nexec grep -hE '^(SigBlk|SigIgn|Max open files)' /proc/self/status /proc/self/limits\n")
 
@@ -214,4 +207,34 @@ func TestArm64EntryHookUnderQemu(t *testing.T) {
 	if gotIgn != ign&^(1<<(13-1)) || gotNofile != nofile {
 		t.Fatalf("arm64: SigIgn %016x limit %s; direct %016x limit %s", gotIgn, gotNofile, ign, nofile)
 	}
+}
+
+// arm64Launcher builds the test-approval launcher for arm64 with the release
+// flags, for qemu-user, once per test binary run; it skips without qemu.
+func arm64Launcher(t *testing.T) (qemu, bin string) {
+	t.Helper()
+	qemu, err := exec.LookPath("qemu-aarch64-static")
+	if err != nil {
+		t.Skip("qemu-aarch64-static is not installed")
+	}
+	arm64Build.once.Do(func() {
+		// Beside the amd64 test binary, in the directory TestMain removes.
+		arm64Build.bin = filepath.Join(filepath.Dir(testBinary), "agentknock-arm64")
+		build := exec.Command("go", "build", "-trimpath", "-tags", "agentknock_testapproval", "-ldflags", releaseLdflags, "-o", arm64Build.bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH=arm64")
+		if msg, err := build.CombinedOutput(); err != nil {
+			arm64Build.err = fmt.Errorf("%v: %s", err, msg)
+		}
+	})
+	if arm64Build.err != nil {
+		t.Fatal(arm64Build.err)
+	}
+	return qemu, arm64Build.bin
+}
+
+// arm64Build is the one arm64 build the qemu tests share.
+var arm64Build struct {
+	once sync.Once
+	bin  string
+	err  error
 }
