@@ -31,7 +31,7 @@ func fitSocketBase(candidates []string, limit int) (string, error) {
 			return base, nil
 		}
 	}
-	return "", fmt.Errorf("no directory for the service's sockets has a path short enough for a Unix socket (%d bytes at most here; %s is %d bytes); set TMPDIR to a shorter directory",
+	return "", fmt.Errorf("no directory for the service's sockets has a path short enough for a Unix socket (%d bytes at most here; under %s a socket path would be %d bytes); set TMPDIR to a shorter directory",
 		limit, candidates[0], len(candidates[0])+longestServiceSocket)
 }
 
