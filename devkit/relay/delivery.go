@@ -5,7 +5,10 @@
 
 package relay
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 const (
 	retryMin = 50 * time.Millisecond
@@ -86,6 +89,13 @@ func (r *Relay) deliveryLoop() {
 		}
 		r.mu.Unlock()
 
+		// The frame that queued this delivery also queued its ack, and the
+		// socket writer that sends it became runnable just before this
+		// goroutine; yielding lets the ack leave before the device's
+		// synchronous work (decrypting, deciding, committing) takes the
+		// processor. Without it the client waited for that work, about
+		// 0.15 ms of each round trip on a 2-core machine.
+		runtime.Gosched()
 		err := r.cfg.Device.Deliver(m)
 
 		r.mu.Lock()
