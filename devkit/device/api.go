@@ -160,6 +160,14 @@ type RefusalRecorder interface {
 	Refused(a *Approval, message string)
 }
 
+// DurableRecorder is an Approver that records decisions (an audit log)
+// with a write now and an fsync in the background, so that the fsync runs
+// while the device commits its state; the device calls RecordsDurable
+// before any answer leaves, so nothing it sent is missing from the record.
+type DurableRecorder interface {
+	RecordsDurable()
+}
+
 // ImmediateApprover is an Approver that can tell whether it decides
 // without waiting (a policy or a standing grant). For such a decision the
 // device accepts and answers the request in one commit of its state instead

@@ -297,9 +297,13 @@ func (d *Device) handleCompletion(m relay.Message, lx *liveExchange) {
 	d.handlePairedCompletion(m, lx)
 }
 
-// publish hands a response payload to the relay. Without a publisher the
-// payload stays retained (when it is a protected response) for redelivery.
+// publish hands a response payload to the relay, once the approver's record
+// of every decision so far is durable. Without a publisher the payload stays
+// retained (when it is a protected response) for redelivery.
 func (d *Device) publish(clientID, requestID string, payload json.RawMessage) {
+	if dr, ok := d.approver.(DurableRecorder); ok {
+		dr.RecordsDurable()
+	}
 	p := d.publisher()
 	if p == nil {
 		d.logf("request %s from client %s: no relay to answer through", requestID, clientID)

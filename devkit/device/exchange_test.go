@@ -8,6 +8,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -348,5 +350,70 @@ func TestRestartBeforeAnswerGivesAuthenticatedError(t *testing.T) {
 	}
 	if h.appr.count("") != n {
 		t.Fatal("restart re-asked the approver")
+	}
+}
+
+// durableApprover holds back RecordsDurable until gate is closed, as an
+// audit log whose fsync has not returned yet.
+type durableApprover struct {
+	*fakeApprover
+	mu    sync.Mutex
+	gate  chan struct{}
+	calls atomic.Int32
+}
+
+func (d *durableApprover) RecordsDurable() {
+	d.mu.Lock()
+	gate := d.gate
+	d.mu.Unlock()
+	d.calls.Add(1)
+	<-gate
+}
+
+func (d *durableApprover) hold() chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gate = make(chan struct{})
+	return d.gate
+}
+
+// TestNoAnswerBeforeTheRecordIsDurable: the approver's record of a decision
+// (the audit log's fsync, which runs while the device commits) is on disk
+// before the answer reaches the relay, for the policy's immediate decision
+// and for one that waited for a person.
+func TestNoAnswerBeforeTheRecordIsDurable(t *testing.T) {
+	var da *durableApprover
+	h := newHarnessWith(t, func(f *fakeApprover) Approver {
+		da = &durableApprover{fakeApprover: f}
+		close(da.hold()) // pairing is not what this test is about
+		return da
+	})
+	h.secrets()
+	c := h.pair()
+	for _, waited := range []bool{false, true} {
+		if waited {
+			h.appr.set(func(context.Context, *Approval) Decision { return Decision{Approve: true} })
+		}
+		gate := da.hold()
+		before := da.calls.Load()
+		x := c.newRequest(newULID(h.clock.now()), body(t, "Invocation", invocationFields(map[string]any{"github": map[string]any{}})))
+		x.deliver()
+		deadline := time.Now().Add(waitLimit)
+		for da.calls.Load() == before {
+			if time.Now().After(deadline) {
+				t.Fatal("the device never waited for the record")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond) // room for a response that does not wait
+		for _, e := range h.pub.snapshot() {
+			if e.requestID == x.requestID.String() {
+				t.Fatalf("waited=%v: the response left before the record was durable", waited)
+			}
+		}
+		close(gate)
+		if m, ok := x.open(x.rawResponse(1)); !ok || m["result"] != "APPROVED" {
+			t.Fatalf("waited=%v: response %v", waited, m)
+		}
 	}
 }

@@ -230,12 +230,18 @@ func (c *testClock) advance(d time.Duration) {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
+	return newHarnessWith(t, func(f *fakeApprover) Approver { return f })
+}
+
+// newHarnessWith gives the device wrap(h.appr) as its approver.
+func newHarnessWith(t testing.TB, wrap func(*fakeApprover) Approver) *harness {
+	t.Helper()
 	dir := t.TempDir() + "/state"
 	if _, err := Init(dir); err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, dir: dir, pub: newPublisher(), appr: newApprover(), clock: &testClock{}}
-	dev, err := Open(Options{StateDir: dir, Approver: h.appr, Publisher: h.pub, Now: h.clock.now,
+	dev, err := Open(Options{StateDir: dir, Approver: wrap(h.appr), Publisher: h.pub, Now: h.clock.now,
 		Logf: func(f string, a ...any) { t.Logf("device: "+f, a...) }})
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,15 @@ func (ap *approver) record(a *device.Approval, d device.Decision, by decidedBy) 
 	}
 }
 
+// RecordsDurable implements device.DurableRecorder: the device calls it
+// before an answer leaves, so every decision it sends is in the audit log
+// on disk.
+func (ap *approver) RecordsDurable() {
+	if err := ap.audit.durable(); err != nil {
+		ap.con.printf("  (audit log: %s)\n", clean(err.Error()))
+	}
+}
+
 // Decide implements device.Approver.
 func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decision {
 	v := viewOf(a)

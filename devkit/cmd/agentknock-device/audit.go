@@ -2,14 +2,17 @@
 // object per line for every request the device was asked to decide, with
 // who or what decided it; `agentknock-device log` shows it. Names only:
 // secret values never reach it. It is append-only (O_APPEND), each entry
-// is one write followed by fsync, so a crash loses at most the entry being
-// written; a torn last line is skipped by the reader and closed off before
-// the next entry is appended.
+// is one write followed by fsync, and the device sends no answer before the
+// fsync of its entry has returned (the fsync runs while the device commits
+// its own state), so a crash loses at most an entry whose decision never
+// left the device; a torn last line is skipped by the reader and closed off
+// before the next entry is appended.
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,6 +60,11 @@ type auditLog struct {
 	path string
 	mu   sync.Mutex
 	f    *os.File
+	// synced is closed when the fsync after the latest write returns; it
+	// covers every earlier write too. syncErr is the first failed fsync
+	// that durable has not reported yet.
+	synced  chan struct{}
+	syncErr error
 }
 
 func newAuditLog(stateDir string) *auditLog {
@@ -88,7 +96,8 @@ func (l *auditLog) open() error {
 	return nil
 }
 
-// append writes one entry: one write(2) of the whole line, then fsync.
+// append writes one entry, one write(2) of the whole line, and starts its
+// fsync; durable waits for it.
 func (l *auditLog) append(e auditEntry) error {
 	line, err := json.Marshal(e)
 	if err != nil {
@@ -105,10 +114,36 @@ func (l *auditLog) append(e auditEntry) error {
 	if _, err := l.f.Write(line); err != nil {
 		return err
 	}
-	return l.f.Sync()
+	done := make(chan struct{})
+	l.synced = done
+	go func(f *os.File) {
+		defer close(done)
+		if err := f.Sync(); err != nil {
+			l.mu.Lock()
+			l.syncErr = cmp.Or(l.syncErr, err)
+			l.mu.Unlock()
+		}
+	}(l.f)
+	return nil
+}
+
+// durable waits until every entry appended so far is on disk.
+func (l *auditLog) durable() error {
+	l.mu.Lock()
+	done := l.synced
+	l.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.syncErr
+	l.syncErr = nil
+	return err
 }
 
 func (l *auditLog) close() {
+	l.durable()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f != nil {
