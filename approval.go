@@ -12,9 +12,10 @@ import (
 // invocationMethod is the Invocation exchange for askDevice: the response
 // is checked against the request's secrets and routing, and the completion
 // repeats the device's decision.
-func invocationMethod(inv invocationRequest) pairedMethod[*invocationResponse] {
+func invocationMethod(inv invocationRequest, ahead *relayAhead) pairedMethod[*invocationResponse] {
 	return pairedMethod[*invocationResponse]{
 		request: inv,
+		ahead:   ahead,
 		check: func(plaintext []byte) (*invocationResponse, error) {
 			return checkInvocationResponse(inv.Secrets, plaintext)
 		},

@@ -70,7 +70,7 @@ func (r *testApprovalResponse) plaintext(inv invocationRequest) ([]byte, error) 
 	return json.Marshal(map[string]any{"result": "APPROVED", "secrets": secrets})
 }
 
-func requestApproval(home string, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, ULID, error) {
+func requestApproval(home string, _ *pairingAhead, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, ULID, error) {
 	dir := os.Getenv("AGENTKNOCK_TEST_APPROVAL")
 	if dir == "" {
 		return nil, ULID{}, errors.New("test approval build: AGENTKNOCK_TEST_APPROVAL is not set")
@@ -126,7 +126,7 @@ func requestApproval(home string, inv invocationRequest, watch *signalWatch, out
 // checkedApproval is askDevice's check and settle without an exchange to
 // complete.
 func checkedApproval(inv invocationRequest, plaintext []byte) (*invocationResponse, error) {
-	m := invocationMethod(inv)
+	m := invocationMethod(inv, nil)
 	resp, err := m.check(plaintext)
 	if _, failure := responseFailure(err, resp); failure != nil {
 		return invocationOutcome(nil, &answeredError{err: failure})

@@ -79,6 +79,9 @@ type pairedMethod[R checkedResponse] struct {
 	// outcome to report (a denial); an error without one is a local failure
 	// after the answer, and the exchange ends ABORTED/CLIENT_ERROR.
 	settle func(r R) (completion any, err error)
+	// ahead is the relay socket a run dialed while it prepared the request
+	// (relay_ahead.go); nil dials when the request is ready.
+	ahead *relayAhead
 }
 
 // answeredError is a failure after the device answered: the exchange is
@@ -106,7 +109,7 @@ func askDevice[R checkedResponse](home string, p *pairingState, m pairedMethod[R
 	if m.rerun != "" {
 		call, rec, plaintext, err = callDeviceDurable(home, p, m.method, m.rerun, m.request, watch, out)
 	} else {
-		call, plaintext, err = callDevice(home, p, m.request, watch, out)
+		call, plaintext, err = callDevice(home, p, m.request, m.ahead, watch, out)
 	}
 	if err != nil {
 		return zero, ULID{}, err
@@ -159,7 +162,7 @@ func approvedOrDenied(outcome responseOutcome, denial deviceDenial) (any, error)
 // waits for the response plaintext. On every failure after the request may
 // have reached the relay, it has already sent the matching ABORTED
 // completion. The caller completes a successful call with finish.
-func callDevice(home string, p *pairingState, request any, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
+func callDevice(home string, p *pairingState, request any, ahead *relayAhead, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
 	out.setStage(stagePreparing)
 	requestID, err := newULID()
 	if err != nil {
@@ -174,13 +177,13 @@ func callDevice(home string, p *pairingState, request any, watch *signalWatch, o
 	if err != nil {
 		return nil, nil, err
 	}
-	return exchangeWithDevice(home, p, x, payload, p.RotationKey, nil, watch, out)
+	return exchangeWithDevice(home, p, x, payload, p.RotationKey, nil, ahead, watch, out)
 }
 
 // exchangeWithDevice carries a sealed request through the relay. With a
 // durable request (exchange_durable.go) nothing is aborted on a failure the
 // request may survive: a rerun resends it.
-func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload pairedRequestPayload, rotationKey string, durable *outstandingRequest, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
+func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload pairedRequestPayload, rotationKey string, durable *outstandingRequest, ahead *relayAhead, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
 	ep, err := relayURLFor(p.RelayURL)
 	if err != nil {
 		return nil, nil, err
@@ -197,6 +200,7 @@ func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload
 	rx, raw, err := waitForRelay(func(ctx context.Context) (*relayExchange, json.RawMessage, error) {
 		opt := relayProgress(out)
 		opt.Resend = durable != nil && durable.resent
+		opt.Ahead = ahead
 		rx, err := openExchange(ctx, ep, deviceRoute(p.DeviceID.String(), p.ClientID.String()), p.ClientID.String(), requestID.String(), body, opt)
 		if err != nil {
 			return rx, nil, err
@@ -356,6 +360,11 @@ func describeRelayError(err error) error {
 // PSK when it is older than pskRotationInterval.
 func activePairing(home string, out *output) (*pairingState, error) {
 	p, err := readPairingFile(home)
+	return checkActivePairing(home, p, err, out)
+}
+
+// checkActivePairing is activePairing for a pairing file already read.
+func checkActivePairing(home string, p *pairingState, err error, out *output) (*pairingState, error) {
 	if errors.Is(err, errNoPairing) {
 		//lint:ignore ST1005 the reference client's wording, which its tests and scripts look for
 		return nil, fmt.Errorf("Agentknock isn't paired with a device; run `agentknock pairing start ADDRESS` first")
@@ -376,6 +385,45 @@ func activePairing(home string, out *output) (*pairingState, error) {
 		}
 	}
 	return p, nil
+}
+
+// pairingAhead reads the pairing file and dials its relay route in the
+// background while a run selects and inspects the command and builds its
+// request (relay_ahead.go); nothing is sent before the request is ready.
+type pairingAhead struct {
+	done  chan struct{}
+	p     *pairingState
+	err   error
+	relay *relayAhead
+}
+
+func readPairingAhead(home string) *pairingAhead {
+	a := &pairingAhead{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.p, a.err = readPairingFile(home)
+		if a.err != nil || a.p.Pending {
+			return
+		}
+		// A relay URL that does not parse is reported by the exchange.
+		if ep, err := relayURLFor(a.p.RelayURL); err == nil {
+			ep.Token = a.p.ClientToken
+			a.relay, _ = dialRelayAhead(ep, deviceRoute(a.p.DeviceID.String(), a.p.ClientID.String()), a.p.ClientID.String(), relayOptions{})
+		}
+	}()
+	return a
+}
+
+// pairing is activePairing's answer for the file read ahead.
+func (a *pairingAhead) pairing(home string, out *output) (*pairingState, error) {
+	<-a.done
+	return checkActivePairing(home, a.p, a.err, out)
+}
+
+// close ends a dial that no exchange took.
+func (a *pairingAhead) close() {
+	<-a.done
+	a.relay.close()
 }
 
 // rotatePSK derives and stores the next PSK and its rotation_key under the

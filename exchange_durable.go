@@ -115,7 +115,7 @@ func callDeviceOutstanding(home string, p *pairingState, method, command string,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	call, plaintext, err := exchangeWithDevice(home, p, x, payload, rec.RotationKey, rec, watch, out)
+	call, plaintext, err := exchangeWithDevice(home, p, x, payload, rec.RotationKey, rec, nil, watch, out)
 	if err != nil && rec.resent && errors.Is(err, errExchangeInactive) {
 		return nil, rec, nil, err
 	}

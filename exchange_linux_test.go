@@ -80,7 +80,7 @@ func TestEveryAnsweredExchangeEndsWithOneCompletion(t *testing.T) {
 	cases := map[string]func(t *testing.T) secretTestCompletion{
 		"Invocation": func(t *testing.T) secretTestCompletion {
 			return askWithLocalFailure(t, false, `{"result":"APPROVED","secrets":{"demo":{"type":"environment","variables":{"DEMO":{"value":"sv-demo"}}}}}`,
-				func(string, *pairingState) pairedMethod[*invocationResponse] { return invocationMethod(inv) })
+				func(string, *pairingState) pairedMethod[*invocationResponse] { return invocationMethod(inv, nil) })
 		},
 		"PairingFinish": func(t *testing.T) secretTestCompletion {
 			return askWithLocalFailure(t, true, `{"result":"ACCEPTED"}`, pairingFinishMethod)

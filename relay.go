@@ -104,6 +104,10 @@ type relayOptions struct {
 	// process: once it is acknowledged the client asks for the exchange's
 	// state, since a response that process acknowledged is not sent again.
 	Resend bool
+
+	// Ahead is a dial of the same route started while the request was
+	// prepared (relay_ahead.go); its result is the first connection attempt.
+	Ahead *relayAhead
 }
 
 func (o relayOptions) withDefaults() relayOptions {
@@ -277,10 +281,14 @@ type relayExchange struct {
 // then hand off an aborted completion with complete (bounded once ctx is
 // done) and close it.
 func openExchange(ctx context.Context, ep relayEndpoint, path, clientID, requestID string, request json.RawMessage, opt relayOptions) (*relayExchange, error) {
-	x, err := newRelayExchange(ep, path, clientID, requestID, opt)
+	if !canonicalULIDText(requestID) {
+		return nil, errors.New("relay exchange: request_id must be a canonical ULID")
+	}
+	x, err := newRelayExchange(ep, path, clientID, opt)
 	if err != nil {
 		return nil, err
 	}
+	x.requestID = requestID
 	x.requestFrame, err = messageFrame(x.clientID, x.requestID, "request", request)
 	if err != nil {
 		x.close()
@@ -296,12 +304,14 @@ func openExchange(ctx context.Context, ep relayEndpoint, path, clientID, request
 	return x, nil
 }
 
-func newRelayExchange(ep relayEndpoint, path, clientID, requestID string, opt relayOptions) (*relayExchange, error) {
+// newRelayExchange prepares the connection settings for path; the request
+// id is openExchange's to set.
+func newRelayExchange(ep relayEndpoint, path, clientID string, opt relayOptions) (*relayExchange, error) {
 	if err := validateRelayURL(ep.BaseURL); err != nil {
 		return nil, err
 	}
-	if !canonicalULIDText(clientID) || !canonicalULIDText(requestID) {
-		return nil, errors.New("relay exchange: client_id and request_id must be canonical ULIDs")
+	if !canonicalULIDText(clientID) {
+		return nil, errors.New("relay exchange: client_id must be a canonical ULID")
 	}
 	if !strings.HasPrefix(path, "/v1/") {
 		return nil, fmt.Errorf("relay exchange: unexpected route %q", path)
@@ -324,7 +334,6 @@ func newRelayExchange(ep relayEndpoint, path, clientID, requestID string, opt re
 		target:       &target,
 		pairing:      strings.HasPrefix(path, "/v1/address/"),
 		clientID:     clientID,
-		requestID:    requestID,
 		proxy:        proxy,
 		reported:     map[string]bool{},
 		lastProgress: time.Now(),

@@ -64,7 +64,10 @@ func (e *relayTransient) Unwrap() error { return e.err }
 // connect opens a socket, retrying within the failure budget.
 func (x *relayExchange) connect(ctx context.Context) error {
 	for {
-		c, err := x.dial(ctx)
+		c, err := x.opt.Ahead.take(ctx, x.target.String())
+		if c == nil && err == nil {
+			c, err = x.dial(ctx)
+		}
 		if err == nil {
 			c.resumeNeeded = x.requestAcked
 			x.conn = c

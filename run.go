@@ -41,6 +41,11 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err != nil {
 		return notContacted("%v", err)
 	}
+	// The command exists: read the pairing and connect to the relay while
+	// the rest of the request is prepared. Only the request, later, reaches
+	// the device.
+	ahead := readPairingAhead(home)
+	defer ahead.close()
 	if err := exe.inspect(); err != nil {
 		return notContacted("%v", err)
 	}
@@ -101,7 +106,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	// Steps 3-4: the device exchange. SIGINT and SIGTERM cancel it.
 	watch := watchTermination(cs)
 	traceStep("signal watch")
-	approval, invocationID, err := requestApproval(home, inv, watch, out)
+	approval, invocationID, err := requestApproval(home, ahead, inv, watch, out)
 	if err != nil {
 		return reportCallError(err, "the command did not run.", out)
 	}
@@ -134,7 +139,7 @@ func runCommand(o *runOptions, cs callerState) int {
 		reportDelivery(out, approval, stdinSource)
 		out.print("Running command %s.", quoted(o.Command[0]))
 	}
-	traceFlush()
+	traceStep("environment built")
 	err = execCommand(wd, exe, o.Command, env, svc.stdinPipe(), cs, watch)
 	var intr *interrupted
 	var changed *revalidationError
