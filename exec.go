@@ -67,6 +67,7 @@ func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
 	if err := s.restoreCallerState(); err != nil {
 		return err
 	}
+	traceStep("signals handed off")
 	// The pipe becomes standard input only now, so that every earlier
 	// failure leaves the caller's standard input in place.
 	if err := s.connectStdin(); err != nil {
@@ -75,6 +76,7 @@ func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
 	if err := s.lastCheck(); err != nil {
 		return &revalidationError{err}
 	}
+	traceFlush()
 	return s.exec()
 }
 

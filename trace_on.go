@@ -56,7 +56,7 @@ func traceStep(step string) {
 }
 
 func traceFlush() {
-	traceStep("environment built")
+	traceStep("revalidated")
 	if tracing.cpu != nil {
 		pprof.StopCPUProfile()
 		tracing.cpu.Close()

@@ -156,13 +156,18 @@ func run(c config) error {
 
 	// 2. Concurrent runs against one device.
 	single := mf
-	walls, failures := fresh.concurrent(c.concurrent, runTrue)
+	walls, failures, runsCPU, serveCPU := fresh.concurrent(c.concurrent, runTrue)
 	fmt.Printf("\n%d concurrent runs against one device:\n", c.concurrent)
 	fmt.Printf("  succeeded %d of %d\n", c.concurrent-failures, c.concurrent)
 	if len(walls) > 0 {
 		fmt.Printf("  p50 %s = %.2fx single, p95 %s = %.2fx single (single-run median %s)\n",
 			ms(percentile(walls, 50)), ratio(percentile(walls, 50), single),
 			ms(percentile(walls, 95)), ratio(percentile(walls, 95), single), ms(single))
+		// All runs start at once, so the last can finish no sooner than the
+		// CPU they all need, spread over every CPU.
+		floor := (runsCPU + serveCPU) / time.Duration(runtime.NumCPU())
+		fmt.Printf("  CPU used: %s by the runs (%s each), %s by the relay and device; spread over %d CPUs that is %s = %.2fx single, the soonest the last run can end\n",
+			ms(runsCPU), ms(runsCPU/time.Duration(max(len(walls), 1))), ms(serveCPU), runtime.NumCPU(), ms(floor), ratio(floor, single))
 	}
 
 	// 3. The temporary agent, from inside a command that agentknock runs.
@@ -322,6 +327,7 @@ func (w *world) output(stdin, name string, args ...string) (string, error) {
 type result struct {
 	wall   time.Duration
 	maxRSS int64
+	cpu    time.Duration // user + system, of the run and the command it became
 }
 
 func timed(cmd *exec.Cmd) (result, error) {
@@ -337,6 +343,7 @@ func timed(cmd *exec.Cmd) (result, error) {
 	r := result{wall: wall}
 	if ru != nil {
 		r.maxRSS = ru.Maxrss
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return r, nil
 }
@@ -380,14 +387,17 @@ func cmp(a, b error) error {
 }
 
 // concurrent starts n runs at once and returns the wall times of those
-// that succeeded and the number that failed.
-func (w *world) concurrent(n int, args []string) ([]time.Duration, int) {
+// that succeeded, the number that failed and the CPU time the runs and the
+// serving process used.
+func (w *world) concurrent(n int, args []string) ([]time.Duration, int, time.Duration, time.Duration) {
 	var (
 		mu       sync.Mutex
 		walls    []time.Duration
 		failures int
 		wg       sync.WaitGroup
+		runsCPU  time.Duration
 	)
+	serveBefore := processCPU(w.serve.Process.Pid)
 	gate := make(chan struct{})
 	for range n {
 		wg.Go(func() {
@@ -403,11 +413,34 @@ func (w *world) concurrent(n int, args []string) ([]time.Duration, int) {
 				return
 			}
 			walls = append(walls, r.wall)
+			runsCPU += r.cpu
 		})
 	}
 	close(gate)
 	wg.Wait()
-	return walls, failures
+	return walls, failures, runsCPU, processCPU(w.serve.Process.Pid) - serveBefore
+}
+
+// processCPU is the user and system time a running process has used
+// (/proc/PID/stat, fields 14 and 15, in clock ticks of 1/100 s).
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name in field 2 may hold spaces; the fields after it do not.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // agentBench runs the probe as the command of `agentknock run -s signer`,
@@ -567,8 +600,17 @@ func traceBench(c config, root string, w *world, trueBin string) error {
 	os.MkdirAll(profiles, 0o700)
 	marks := filepath.Join(root, "trace", "marks.jsonl")
 	// The marks first, then as many runs again with a CPU profile each
-	// (profiling has a start-up cost of its own).
+	// (profiling has a start-up cost of its own). /bin/true alone runs
+	// between the marked runs, for the exec's share.
+	var walls, direct []time.Duration
 	for i := range 2 * c.runs {
+		if i < c.runs {
+			d, err := timed(exec.Command(trueBin))
+			if err != nil {
+				return err
+			}
+			direct = append(direct, d.wall)
+		}
 		cmd := exec.Command(bin, "run", "--quiet", "-s", "demo", "--", trueBin)
 		cmd.Env = slices.Clone(w.env)
 		if i < c.runs {
@@ -576,8 +618,12 @@ func traceBench(c config, root string, w *world, trueBin string) error {
 		} else {
 			cmd.Env = append(cmd.Env, fmt.Sprintf("AGENTKNOCK_TRACE_CPU=%s/%d.pprof", profiles, i))
 		}
-		if _, err := timed(cmd); err != nil {
+		r, err := timed(cmd)
+		if err != nil {
 			return err
+		}
+		if i < c.runs {
+			walls = append(walls, r.wall)
 		}
 	}
 	data, err := os.ReadFile(marks)
@@ -612,7 +658,15 @@ func traceBench(c config, root string, w *world, trueBin string) error {
 	for _, s := range order {
 		sum += median(steps[s])
 	}
-	fmt.Printf("  %8s  launch to the exec hand-off: sum of the medians (median of the per-run sums %s); revalidation and execveat follow\n", ms(sum), ms(median(totals)))
+	fmt.Printf("  %8s  launch to execveat: sum of the medians (median of the per-run sums %s)\n", ms(sum), ms(median(totals)))
+	if len(walls) == len(totals) {
+		var tails []time.Duration
+		for i := range walls {
+			tails = append(tails, walls[i]-totals[i])
+		}
+		fmt.Printf("  %8s  execveat, the command and its exit, seen by the caller (wall time less the marks; /bin/true run directly: %s)\n", ms(median(tails)), ms(median(direct)))
+		fmt.Printf("  %8s  whole run, median wall time (%s added to /bin/true)\n", ms(median(walls)), ms(median(walls)-median(direct)))
+	}
 	files, _ := filepath.Glob(filepath.Join(profiles, "*.pprof"))
 	top := exec.Command("go", append([]string{"tool", "pprof", "-top", "-cum", "-nodecount=40", bin}, files...)...)
 	out, err := top.Output()
