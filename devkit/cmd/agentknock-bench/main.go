@@ -13,7 +13,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -126,14 +125,23 @@ func run(c config) error {
 	}
 	fmt.Printf("  %d runs in %s; state.db %s\n", c.retained, time.Since(start).Round(time.Millisecond), fileSize(filepath.Join(busy.state, "state.db")))
 
-	// 1. Launch overhead, fresh and with retained history, interleaved.
-	var direct, onFresh, onBusy, maxRSS []time.Duration
+	// 1. Launch overhead, fresh and with retained history, interleaved with
+	// /bin/true and with the floor program exec'ing it.
+	floor, err := buildFloor(root)
+	if err != nil {
+		return err
+	}
+	var direct, floored, onFresh, onBusy, maxRSS []time.Duration
 	for range c.runs {
 		d, err := timed(exec.Command(trueBin))
 		if err != nil {
 			return err
 		}
 		direct = append(direct, d.wall)
+		if d, err = timed(exec.Command(floor, trueBin)); err != nil {
+			return err
+		}
+		floored = append(floored, d.wall)
 		r, err := fresh.agentknock(runTrue...)
 		if err != nil {
 			return err
@@ -149,9 +157,11 @@ func run(c config) error {
 	mt, mf, mb := median(direct), median(onFresh), median(onBusy)
 	fmt.Printf("\nlaunch overhead (%d runs each, interleaved; agentknock run --quiet -s demo -- %s, policy approves):\n", c.runs, trueBin)
 	fmt.Printf("  /bin/true alone            median %s\n", ms(mt))
+	fmt.Printf("  a Go program exec'ing it   median %s  added %s  (the floor: Go runtime start, exec, teardown; floor.go)\n", ms(median(floored)), ms(median(floored)-mt))
 	fmt.Printf("  run, fresh device          median %s  added %s  (p95 %s)\n", ms(mf), ms(mf-mt), ms(percentile(onFresh, 95)))
 	fmt.Printf("  run, %d retained        median %s  added %s  (p95 %s)\n", c.retained, ms(mb), ms(mb-mt), ms(percentile(onBusy, 95)))
 	fmt.Printf("  retained / fresh (added)   %.2fx\n", float64(mb-mt)/float64(mf-mt))
+	fmt.Printf("  fresh, beyond the floor    %s\n", ms(mf-median(floored)))
 	fmt.Printf("  peak RSS of run            %.1f MiB (largest of %d runs)\n", float64(slices.Max(maxRSS))/1024, c.runs)
 
 	// 2. Concurrent runs against one device.
@@ -443,115 +453,6 @@ func processCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// agentBench runs the probe as the command of `agentknock run -s signer`,
-// so that it sees the temporary agent, with a plain ssh-agent holding one
-// key as the upstream agent.
-func agentBench(c config, root string, w *world, self string) error {
-	dir := filepath.Join(root, "agent")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	key := filepath.Join(dir, "upstream")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "upstream", "-f", key).CombinedOutput(); err != nil {
-		return fmt.Errorf("ssh-keygen: %v\n%s", err, out)
-	}
-	sock := filepath.Join(dir, "upstream.sock")
-	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := agent.Start(); err != nil {
-		return err
-	}
-	defer func() { agent.Process.Kill(); agent.Wait() }()
-	for i := 0; ; i++ {
-		probe := exec.Command("ssh-add", "-l")
-		probe.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-		if out, err := probe.CombinedOutput(); err == nil || bytes.Contains(out, []byte("no identities")) {
-			break
-		}
-		if i == 500 {
-			return errors.New("ssh-agent did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	add := exec.Command("ssh-add", key)
-	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := add.CombinedOutput(); err != nil {
-		return fmt.Errorf("ssh-add: %v\n%s", err, out)
-	}
-	cmd := w.command("agentknock", "run", "--quiet", "-s", "signer", "--", self, probeRole,
-		"-upstream", sock, "-pub", key+".pub", "-clients", fmt.Sprint(c.agentClients),
-		"-rounds", fmt.Sprint(c.agentRounds), "-signatures", fmt.Sprint(c.signatures))
-	cmd.Env = append(cmd.Env, "SSH_AUTH_SOCK="+sock)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("agent probe: %v\n%s", err, stderr.String())
-	}
-	var p probeReport
-	if err := json.Unmarshal(out, &p); err != nil {
-		return fmt.Errorf("agent probe printed %q: %v", out, err)
-	}
-	fmt.Printf("\ntemporary SSH agent (upstream: ssh-agent with one Ed25519 key):\n")
-	fmt.Printf("  %d concurrent ssh-add -L, median of %d rounds: %s through the agent, %s on ssh-agent: %.2fx\n",
-		c.agentClients, c.agentRounds, ms(p.ListTemp), ms(p.ListDirect), ratio(p.ListTemp, p.ListDirect))
-	fmt.Printf("  signing with the upstream key (ssh-keygen -Y sign), median of %d: %s through the agent, %s on ssh-agent: %.2fx\n",
-		c.signatures, ms(p.SignTemp), ms(p.SignDirect), ratio(p.SignTemp, p.SignDirect))
-	fmt.Printf("  peak RSS of the invocation service: %.1f MiB idle, %.1f MiB after the load\n", float64(p.IdleHWM)/1024, float64(p.LoadHWM)/1024)
-	return nil
-}
-
-// hashBench runs a 256 MiB executable (a copy of true(1) with data appended,
-// which the loader ignores) and a plain copy, and sha256sum on the big one.
-func hashBench(c config, root string, w *world, trueBin string) error {
-	small, big := filepath.Join(root, "small-true"), filepath.Join(root, "big-true")
-	code, err := os.ReadFile(trueBin)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(small, code, 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(big, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	f.Write(code)
-	pad := bytes.Repeat([]byte("agentknock-bench"), 1<<16)
-	for written := int64(len(code)); written < int64(c.hashMiB)<<20; written += int64(len(pad)) {
-		if _, err := f.Write(pad[:min(int64(len(pad)), int64(c.hashMiB)<<20-written)]); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	var runBig, runSmall, sum []time.Duration
-	for range c.hashRuns + 1 { // the first round only warms the page cache
-		rb, err := w.agentknock("run", "--quiet", "-s", "demo", "--", big)
-		if err != nil {
-			return err
-		}
-		rs, err := w.agentknock("run", "--quiet", "-s", "demo", "--", small)
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command("sha256sum", big)
-		cmd.Stdout = io.Discard
-		s, err := timed(cmd)
-		if err != nil {
-			return err
-		}
-		runBig, runSmall, sum = append(runBig, rb.wall), append(runSmall, rs.wall), append(sum, s.wall)
-	}
-	runBig, runSmall, sum = runBig[1:], runSmall[1:], sum[1:]
-	added := median(runBig) - median(runSmall)
-	fmt.Printf("\nexecutable hashing, %d MiB (median of %d):\n", c.hashMiB, c.hashRuns)
-	fmt.Printf("  run adds %s over a small executable: two passes (before the request and before exec)\n", ms(added))
-	fmt.Printf("  sha256sum %s; per pass %.2fx sha256sum\n", ms(median(sum)), ratio(added/2, median(sum)))
-	return nil
-}
-
 func fileSize(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -579,105 +480,4 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-// traceBench runs the diagnostic client (-tags agentknock_trace, marks in
-// trace_on.go) and prints the median time of each step, and where its CPU
-// profiles went.
-func traceBench(c config, root string, w *world, trueBin string) error {
-	modRoot, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	bin := filepath.Join(root, "trace", "agentknock")
-	cmd := exec.Command("go", "build", "-tags", "agentknock_trace", "-trimpath", "-ldflags=-E=agentknock_rt0", "-o", bin, ".")
-	cmd.Dir = modRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the trace client: %v\n%s", err, out)
-	}
-	profiles := filepath.Join(root, "trace", "cpu")
-	os.MkdirAll(profiles, 0o700)
-	marks := filepath.Join(root, "trace", "marks.jsonl")
-	// The marks first, then as many runs again with a CPU profile each
-	// (profiling has a start-up cost of its own). /bin/true alone runs
-	// between the marked runs, for the exec's share.
-	var walls, direct []time.Duration
-	for i := range 2 * c.runs {
-		if i < c.runs {
-			d, err := timed(exec.Command(trueBin))
-			if err != nil {
-				return err
-			}
-			direct = append(direct, d.wall)
-		}
-		cmd := exec.Command(bin, "run", "--quiet", "-s", "demo", "--", trueBin)
-		cmd.Env = slices.Clone(w.env)
-		if i < c.runs {
-			cmd.Env = append(cmd.Env, "AGENTKNOCK_TRACE="+marks, fmt.Sprintf("AGENTKNOCK_TRACE_T0=%d", time.Now().UnixNano()))
-		} else {
-			cmd.Env = append(cmd.Env, fmt.Sprintf("AGENTKNOCK_TRACE_CPU=%s/%d.pprof", profiles, i))
-		}
-		r, err := timed(cmd)
-		if err != nil {
-			return err
-		}
-		if i < c.runs {
-			walls = append(walls, r.wall)
-		}
-	}
-	data, err := os.ReadFile(marks)
-	if err != nil {
-		return err
-	}
-	type mark struct {
-		Step string `json:"step"`
-		At   int64  `json:"at"`
-	}
-	var order []string
-	steps := map[string][]time.Duration{}
-	var totals []time.Duration
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var ms []mark
-		if err := json.Unmarshal([]byte(line), &ms); err != nil || len(ms) < 2 {
-			return fmt.Errorf("trace line %q: %v", line, err)
-		}
-		for i := 1; i < len(ms); i++ {
-			if _, seen := steps[ms[i].Step]; !seen {
-				order = append(order, ms[i].Step)
-			}
-			steps[ms[i].Step] = append(steps[ms[i].Step], time.Duration(ms[i].At-ms[i-1].At))
-		}
-		totals = append(totals, time.Duration(ms[len(ms)-1].At-ms[0].At))
-	}
-	fmt.Printf("\nwhere a run's time goes (trace build, %d runs, median per step; each step ends at its mark):\n", c.runs)
-	for _, s := range order {
-		fmt.Printf("  %8s  %s\n", ms(median(steps[s])), s)
-	}
-	var sum time.Duration
-	for _, s := range order {
-		sum += median(steps[s])
-	}
-	fmt.Printf("  %8s  launch to execveat: sum of the medians (median of the per-run sums %s)\n", ms(sum), ms(median(totals)))
-	if len(walls) == len(totals) {
-		var tails []time.Duration
-		for i := range walls {
-			tails = append(tails, walls[i]-totals[i])
-		}
-		fmt.Printf("  %8s  execveat, the command and its exit, seen by the caller (wall time less the marks; /bin/true run directly: %s)\n", ms(median(tails)), ms(median(direct)))
-		fmt.Printf("  %8s  whole run, median wall time (%s added to /bin/true)\n", ms(median(walls)), ms(median(walls)-median(direct)))
-	}
-	files, _ := filepath.Glob(filepath.Join(profiles, "*.pprof"))
-	top := exec.Command("go", append([]string{"tool", "pprof", "-top", "-cum", "-nodecount=40", bin}, files...)...)
-	out, err := top.Output()
-	if err != nil {
-		return fmt.Errorf("go tool pprof: %v", err)
-	}
-	fmt.Printf("\nCPU profile of %d runs (the client, from package init to exec; go tool pprof -top -cum):\n", c.runs)
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, "%") {
-			fmt.Println("  " + line)
-		}
-	}
-	return nil
 }
