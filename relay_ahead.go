@@ -1,10 +1,11 @@
 // A relay socket opened ahead of its request (client-relay-protocol.md,
-// "WebSocket connections"): the run path dials while it inspects the
-// executable and seals the request, so that the TCP connection and the
-// WebSocket upgrade, a millisecond or more even on loopback, are not spent
-// after the request is ready. Nothing is sent on the socket before the
-// request: the relay sees a client connect, and the device sees nothing,
-// until then.
+// "WebSocket connections"): once the command is selected, inspected and the
+// host's facilities checked, the run path dials while it walks the launcher
+// chain, installs the signal watch and seals the request, so that the TCP
+// connection, TLS and the WebSocket upgrade (three round trips to a remote
+// relay) are not all spent after the request is ready. Nothing is sent on
+// the socket before the request: the relay sees a client connect, and the
+// device sees nothing, until then.
 
 package main
 

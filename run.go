@@ -41,11 +41,6 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err != nil {
 		return notContacted("%v", err)
 	}
-	// The command exists: read the pairing and connect to the relay while
-	// the rest of the request is prepared. Only the request, later, reaches
-	// the device.
-	ahead := readPairingAhead(home)
-	defer ahead.close()
 	if err := exe.inspect(); err != nil {
 		return notContacted("%v", err)
 	}
@@ -64,6 +59,12 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err := checkHostFacilities(needs); err != nil {
 		return notContacted("%v", err)
 	}
+	// The command can run here: read the pairing and connect to the relay
+	// while the rest of the request is prepared (the descriptors this takes
+	// are within those just checked). Only the request, later, reaches the
+	// device.
+	ahead := readPairingAhead(home)
+	defer ahead.close()
 	traceStep("selection and hashing")
 	op := execOperation{
 		Type:             "exec",
