@@ -388,8 +388,9 @@ func checkActivePairing(home string, p *pairingState, err error, out *output) (*
 }
 
 // pairingAhead reads the pairing file and dials its relay route in the
-// background while a run selects and inspects the command and builds its
-// request (relay_ahead.go); nothing is sent before the request is ready.
+// background while a run builds and seals its request (relay_ahead.go);
+// nothing is sent before the request is ready. Its errors are the ones
+// activePairing would report, reported where it would have been called.
 type pairingAhead struct {
 	done  chan struct{}
 	p     *pairingState
