@@ -15,19 +15,20 @@ import (
 func shellQuote(s string) string { return "'" + s + "'" }
 
 func writeBashCompletion(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString("# bash completion for agentknock, written by `agentknock completion bash`.\n")
-	completionTables(&b)
-	b.WriteString(bashCompletionDriver)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeTableCompletion(w, "# bash completion for agentknock, written by `agentknock completion bash`.\n", bashCompletionDriver)
 }
 
 func writeZshCompletion(w io.Writer) error {
+	return writeTableCompletion(w, "#compdef agentknock\n# zsh completion for agentknock, written by `agentknock completion zsh`.\n", zshCompletionDriver)
+}
+
+// writeTableCompletion is the bash and zsh script: the shared shell tables,
+// then the shell's own driver.
+func writeTableCompletion(w io.Writer, header, driver string) error {
 	var b strings.Builder
-	b.WriteString("#compdef agentknock\n# zsh completion for agentknock, written by `agentknock completion zsh`.\n")
+	b.WriteString(header)
 	completionTables(&b)
-	b.WriteString(zshCompletionDriver)
+	b.WriteString(driver)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
