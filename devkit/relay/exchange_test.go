@@ -136,6 +136,9 @@ func TestResumeReportsEachPhase(t *testing.T) {
 	c.expectState(req, "open", "delivered", "accepted", "absent")
 	c.expect("message", req, "response")
 	c.ackResponse(req)
+	// The ack and the next resume travel on different sockets; only c's own
+	// order proves the relay has taken the ack before d asks.
+	c.sync(e)
 
 	d := e.dialClient(id, tok)
 	d.resume(req)
