@@ -4,10 +4,8 @@
 package e2e
 
 import (
-	"bufio"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,42 +54,12 @@ func (w *world) startServeOnTerminal(policy string) (*screen, *os.File) {
 		w.t.Skip(err)
 	}
 	w.t.Cleanup(p.close)
-	policyPath := filepath.Join(w.root, "policy.json")
-	if err := os.WriteFile(policyPath, []byte(policy), 0o600); err != nil {
-		w.t.Fatal(err)
-	}
-	s := &server{cmd: exec.Command(deviceBin, "serve", "--listen", "127.0.0.1:0", "--policy", policyPath), done: make(chan struct{})}
-	s.cmd.Env = append(w.baseEnv(), "AGENTKNOCK_DEVICE_STATE="+w.state)
-	s.cmd.Dir = w.work
+	s := w.newServe(policy, "")
 	s.cmd.Stdin, s.cmd.Stderr = p.slave, p.slave
 	s.cmd.SysProcAttr = p.sysProcAttr()
-	out, err := s.cmd.StdoutPipe()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		w.t.Fatal(err)
-	}
-	w.serve = s
-	w.t.Cleanup(func() { w.stopServeQuiet(s) })
 	scr := &screen{}
 	go io.Copy(&scr.buf, p.master)
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "AGENTKNOCK_RELAY_URL="); ok {
-				urls <- u
-			}
-		}
-		s.cmd.Wait()
-		close(s.done)
-	}()
-	select {
-	case s.url = <-urls:
-	case <-time.After(waitGuard):
-		w.t.Fatalf("serve on a terminal announced no URL; screen:\n%s", scr.text())
-	}
+	w.runServe(s, scr.text)
 	return scr, p.master
 }
 

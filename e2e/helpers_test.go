@@ -301,6 +301,16 @@ type server struct {
 // have been stopped.
 func (w *world) startServe(policy, faults string) *server {
 	w.t.Helper()
+	s := w.newServe(policy, faults)
+	s.cmd.Stderr = &s.stderr
+	w.runServe(s, s.stderr.String)
+	return s
+}
+
+// newServe writes the policy and prepares a serve on the world's state; the
+// caller attaches its stdin and stderr, then calls runServe.
+func (w *world) newServe(policy, faults string) *server {
+	w.t.Helper()
 	if w.serve != nil {
 		w.t.Fatal("startServe: a serve is already running")
 	}
@@ -315,7 +325,13 @@ func (w *world) startServe(policy, faults string) *server {
 	s := &server{cmd: exec.Command(deviceBin, args...), done: make(chan struct{})}
 	s.cmd.Env = append(w.baseEnv(), "AGENTKNOCK_DEVICE_STATE="+w.state)
 	s.cmd.Dir = w.work
-	s.cmd.Stderr = &s.stderr
+	return s
+}
+
+// runServe starts s and checks its two announced lines; shown tells a
+// failure what serve wrote to its stderr.
+func (w *world) runServe(s *server, shown func() string) {
+	w.t.Helper()
 	pipe, err := s.cmd.StdoutPipe()
 	if err != nil {
 		w.t.Fatal(err)
@@ -344,16 +360,15 @@ func (w *world) startServe(policy, faults string) *server {
 	select {
 	case vals = <-lines:
 	case <-time.After(waitGuard):
-		w.t.Fatalf("serve did not announce its URL (deadlock guard); stderr:\n%s", s.stderr.String())
+		w.t.Fatalf("serve did not announce its URL (deadlock guard); stderr:\n%s", shown())
 	}
 	s.url = vals["AGENTKNOCK_RELAY_URL"]
 	if !regexp.MustCompile(`^ws://127\.0\.0\.1:[0-9]+$`).MatchString(s.url) {
-		w.t.Fatalf("serve announced relay URL %q; stderr:\n%s", s.url, s.stderr.String())
+		w.t.Fatalf("serve announced relay URL %q; stderr:\n%s", s.url, shown())
 	}
 	if got := vals["AGENTKNOCK_PAIRING_ADDRESS"]; got != w.address {
 		w.t.Fatalf("serve announced pairing address %q, init printed %q", got, w.address)
 	}
-	return s
 }
 
 // stopServe ends the running serve (SIGTERM, then wait) so that another can
