@@ -2,6 +2,8 @@ module agentknock.dev/agentknock
 
 go 1.26.0
 
+toolchain go1.26.10
+
 require (
 	github.com/cloudflare/circl v1.6.5
 	github.com/coder/websocket v1.8.15
