@@ -434,6 +434,7 @@ func TestGitConfigCountAsGitParsesIt(t *testing.T) {
 	for _, v := range []string{"1", " 1", "\t\n1", "+1", "-0", "0", "", "00", " ", "+", "-", "1 ", "0x1", "1a", "-1",
 		"2147483647", "2147483648", "99999999999999999999", "١"} {
 		cmd := exec.Command(git, "config", "--list")
+		cmd.Dir = home
 		cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_COUNT=" + v, "GIT_CONFIG_KEY_0=agentknock.test", "GIT_CONFIG_VALUE_0=yes", "PATH=" + os.Getenv("PATH")}
 		out, _ := cmd.CombinedOutput()
 		gitRefuses := strings.Contains(string(out), "bogus count") || strings.Contains(string(out), "too many entries")
@@ -448,7 +449,7 @@ func TestGitConfigCountAsGitParsesIt(t *testing.T) {
 // before the request; one Git accepts (" 1") runs.
 func TestGitConfigCountIsCheckedBeforeTheRequest(t *testing.T) {
 	l := startLaunch(t, t.TempDir(), []string{"GIT_CONFIG_COUNT=1x"}, "-s", "x", "--", "true")
-	if status := l.wait(t); status != 1 || !strings.Contains(l.stderr.String(), "did not contact the device") || !strings.Contains(l.stderr.String(), "GIT_CONFIG_COUNT") {
+	if status := l.waitBounded(t); status != 1 || !strings.Contains(l.stderr.String(), "did not contact the device") || !strings.Contains(l.stderr.String(), "GIT_CONFIG_COUNT") {
 		t.Fatalf("status %d stderr %q", status, l.stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(string(l.approval), "request.json")); err == nil {
