@@ -471,6 +471,9 @@ func TestDeletedExecutableIsNotReported(t *testing.T) {
 	approval := newApprovalDir(t)
 	cmd := exec.Command("sh", "-c", `exec 3<"$0"; rm "$0"; exec "$@"`, script, testBinary, "-s", "x", "--", "/dev/fd/3")
 	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	// A launcher that sent the request would wait for ever.
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
 	out, _ := cmd.CombinedOutput()
 	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "did not contact the device") || !strings.Contains(string(out), "no name that leads to it") {
 		t.Fatalf("%v: %s", cmd.ProcessState, out)
