@@ -594,3 +594,34 @@ func TestCallerBlockedSigintAtRandomMoments(t *testing.T) {
 	}
 	t.Logf("%d of %d signals were sent while the launcher still ran", launched, runs)
 }
+
+// The arm64 forwarding handler (agentknock_forward in entry_linux_arm64.s)
+// under qemu-user: a SIGINT the caller blocks, sent while the launcher
+// waits, neither cancels nor kills it, and the command runs. (qemu-user
+// keeps a guest's pending signals in its own memory, which the host exec
+// of the script's interpreter discards, so the pending state itself is
+// checked only natively, in TestCallerBlockedSigintStaysPending.)
+func TestArm64ForwardsCallerBlockedSigintUnderQemu(t *testing.T) {
+	qemu, bin := arm64Launcher(t)
+	script := filepath.Join(t.TempDir(), "script")
+	writeExecutable(t, script, "#!/bin/sh\necho ran\n")
+	approval := newApprovalDir(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK=2",
+		"AGENTKNOCK_TEST_EXEC="+strings.Join([]string{qemu, bin, "-s", "x", "--", script}, "\x1f"), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	approval.waitRequest(t)
+	for i := 0; i < 5; i++ {
+		cmd.Process.Signal(syscall.SIGINT)
+		time.Sleep(10 * time.Millisecond)
+	}
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {
+		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+}
