@@ -17,7 +17,9 @@ package main
 
 import (
 	"os/signal"
+	"runtime"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,6 +63,103 @@ type callerState struct {
 	// closedStd has bit n set when the caller left descriptor n (0, 1 or
 	// 2) closed; the runtime's /dev/null there is closed again before exec.
 	closedStd uint8
+}
+
+// forwardHandler and forwardRestorer are the addresses of
+// agentknock_forward and agentknock_sigreturn (entry_linux_*.s).
+var forwardHandler, forwardRestorer uintptr
+
+const (
+	saOnstack  = 0x08000000
+	saRestart  = 0x10000000
+	saRestorer = 0x04000000
+)
+
+// The signals the runtime unblocks on every thread and acts on by ending
+// the process (SIGHUP, SIGINT, SIGTERM) or with a goroutine dump (SIGQUIT).
+var runtimeUnblocked = []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM}
+
+// init gives the caller's signal state back before the run does anything
+// (command-execution.md, "Signals and process state": the launcher is the
+// command-to-be, and a signal must act on it as it would on the command).
+// What the runtime did between its start and here (about 1.5 ms, its own
+// start-up and package initialisation) cannot be undone: a signal in that
+// window meets the runtime's handlers.
+//
+// The main goroutine stays on the main thread (the thread group leader) for
+// the whole process: it is the thread that execs, so a signal pending on it
+// is pending in the command, and it is where signals the caller blocked are
+// sent on.
+func init() {
+	runtime.LockOSThread()
+	applyCallerSignals(loadCallerState())
+}
+
+// applyCallerSignals makes, from now until the exec:
+//   - every signal the caller ignored ignored again, except those the
+//     runtime needs to work (synchronous faults, SIGCHLD for waiting on the
+//     service, SIGURG for preemption, SIGPROF, and its signals 32 and 33),
+//     which are ignored again only just before the exec;
+//   - SIGQUIT at the kernel's default when the caller left it there, instead
+//     of the runtime's goroutine dump, which no caller asked for;
+//   - each of SIGHUP, SIGINT, SIGQUIT and SIGTERM that the caller blocked
+//     blocked on this thread again and, on every other thread (where the
+//     runtime unblocks them), sent on to this one by agentknock_forward, so
+//     that it stays pending until the command unblocks it, as after a
+//     direct exec.
+//
+// A build without the entry hook knows only SIGHUP's and SIGINT's ignores
+// and nothing of the blocks; it only replaces SIGQUIT's dump by the
+// default.
+func applyCallerSignals(cs callerState) {
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		if cs.ignored[sig] && ignorableEarly(sig) {
+			_ = setDisposition(sig, sigIGN)
+		}
+	}
+	if !cs.ignored[unix.SIGQUIT] && !cs.blocks(unix.SIGQUIT) {
+		_ = setDisposition(unix.SIGQUIT, sigDFL)
+	}
+	if !cs.exact {
+		return
+	}
+	var block unix.Sigset_t
+	for _, sig := range runtimeUnblocked {
+		if cs.blocks(sig) && !cs.ignored[sig] {
+			block.Val[0] |= 1 << (uint(sig) - 1)
+		}
+	}
+	if block.Val[0] == 0 {
+		return
+	}
+	if unix.PthreadSigmask(unix.SIG_BLOCK, &block, nil) != nil {
+		return
+	}
+	for _, sig := range runtimeUnblocked {
+		if block.Val[0]&(1<<(uint(sig)-1)) != 0 {
+			act := kernelSigaction{Handler: uint64(forwardHandler), Flags: saOnstack | saRestart | saRestorer,
+				Restorer: uint64(forwardRestorer), Mask: ^uint64(0)}
+			unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+		}
+	}
+}
+
+// ignorableEarly reports whether the runtime keeps working with sig
+// ignored.
+func ignorableEarly(sig syscall.Signal) bool {
+	switch sig {
+	case unix.SIGKILL, unix.SIGSTOP, unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS,
+		unix.SIGCHLD, unix.SIGURG, unix.SIGPROF, 32, 33:
+		return false
+	}
+	return true
+}
+
+// forwarded reports whether a signal the caller blocked is sent on to the
+// main thread (applyCallerSignals), so that nothing else may change its
+// disposition before the exec.
+func (cs callerState) forwarded(sig syscall.Signal) bool {
+	return cs.exact && cs.blocks(sig) && !cs.ignored[sig]
 }
 
 // loadCallerState must run before the first signal.Notify.

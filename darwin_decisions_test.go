@@ -111,8 +111,9 @@ func (r *handOffRecorder) exec() error {
 
 // Defects 2 and 3: the Go handler is stopped only after the block (a
 // reset before Stop dropped caught signals), a caught or pending signal
-// prevents the exec, and the identity and hash check is the step right
-// before execve, after the signal hand-off and the standard-input dup2.
+// prevents the exec; and the spec's order: the identity and hash check
+// before the pending check, the caller's state restored after both (so the
+// check runs with the launcher's own limits), then the standard-input dup2.
 func TestReplaceProcessOrder(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -120,14 +121,14 @@ func TestReplaceProcessOrder(t *testing.T) {
 		steps string
 		check func(error) bool
 	}{
-		{"approved", handOffRecorder{}, "block hook stop pending restore stdin check exec",
+		{"approved", handOffRecorder{}, "block hook stop check pending restore stdin exec",
 			func(err error) bool { return errors.Is(err, unix.ENOEXEC) }},
 		{"caught while waiting", handOffRecorder{caught: syscall.SIGINT}, "block hook stop",
 			func(err error) bool { var i *interrupted; return errors.As(err, &i) && i.sig == syscall.SIGINT }},
-		{"pending at the hand-off", handOffRecorder{pending: syscall.SIGTERM}, "block hook stop pending",
+		{"pending at the hand-off", handOffRecorder{pending: syscall.SIGTERM}, "block hook stop check pending",
 			func(err error) bool { var i *interrupted; return errors.As(err, &i) && i.sig == syscall.SIGTERM }},
 		{"replaced during approval", handOffRecorder{checkErr: errors.New("/usr/local/bin/gh is no longer the file that was selected")},
-			"block hook stop pending restore stdin check",
+			"block hook stop check",
 			func(err error) bool { var r *revalidationError; return errors.As(err, &r) }},
 		{"cannot block", handOffRecorder{block: unix.EINVAL}, "block",
 			func(err error) bool { return errors.Is(err, unix.EINVAL) }},

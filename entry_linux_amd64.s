@@ -93,3 +93,30 @@ toolow:
 	MOVQ	$1, DI
 	MOVQ	$231, AX
 	SYSCALL
+
+// agentknock_forward(sig) is the disposition of a signal the caller blocked
+// (applyCallerSignals, callerstate_linux.go): run on a thread where the
+// runtime unblocked the signal, it sends the signal on to the main thread
+// (tgkill(pid, pid, sig)), which keeps it blocked and execs, so that it is
+// pending in the command as after a direct exec. Called by the kernel with
+// the C convention; every register is restored by rt_sigreturn.
+TEXT agentknock_forward(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	DI, DX
+	MOVQ	$39, AX	// getpid
+	SYSCALL
+	MOVQ	AX, DI
+	MOVQ	AX, SI
+	MOVQ	$234, AX	// tgkill
+	SYSCALL
+	RET
+
+// agentknock_sigreturn is the sa_restorer that returns from the handler.
+TEXT agentknock_sigreturn(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	$15, AX	// rt_sigreturn
+	SYSCALL
+	INT	$3
+
+GLOBL	·forwardHandler(SB), RODATA, $8
+DATA	·forwardHandler(SB)/8, $agentknock_forward(SB)
+GLOBL	·forwardRestorer(SB), RODATA, $8
+DATA	·forwardRestorer(SB)/8, $agentknock_sigreturn(SB)

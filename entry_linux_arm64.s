@@ -98,3 +98,28 @@ toolow:
 	MOVD	$1, R0
 	MOVD	$94, R8
 	SVC
+
+// agentknock_forward(sig) is the disposition of a signal the caller blocked
+// (applyCallerSignals, callerstate_linux.go): run on a thread where the
+// runtime unblocked the signal, it sends the signal on to the main thread
+// (tgkill(pid, pid, sig)), which keeps it blocked and execs, so that it is
+// pending in the command as after a direct exec. Called by the kernel with
+// the C convention; every register is restored by rt_sigreturn.
+TEXT agentknock_forward(SB),NOSPLIT|NOFRAME,$0
+	MOVD	R0, R2
+	MOVD	$172, R8	// getpid
+	SVC
+	MOVD	R0, R1
+	MOVD	$131, R8	// tgkill
+	SVC
+	RET
+
+// agentknock_sigreturn is the sa_restorer that returns from the handler.
+TEXT agentknock_sigreturn(SB),NOSPLIT|NOFRAME,$0
+	MOVD	$139, R8	// rt_sigreturn
+	SVC
+
+GLOBL	·forwardHandler(SB), RODATA, $8
+DATA	·forwardHandler(SB)/8, $agentknock_forward(SB)
+GLOBL	·forwardRestorer(SB), RODATA, $8
+DATA	·forwardRestorer(SB)/8, $agentknock_sigreturn(SB)

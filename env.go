@@ -21,6 +21,9 @@ import (
 // GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n.
 type gitSetting struct{ Key, Value string }
 
+// gitSettingsCount is the most settings a run adds (serviceHandle.gitSettings).
+const gitSettingsCount = 2
+
 // envPlan is everything the command environment is built from.
 type envPlan struct {
 	Inherited []string         // os.Environ(), byte-preserving
@@ -30,21 +33,27 @@ type envPlan struct {
 	NoAgent   bool             // rule 7: remove SSH_AUTH_SOCK last
 }
 
-// envName returns the name part of an environment entry.
-func envName(entry string) string {
-	if i := strings.IndexByte(entry, '='); i >= 0 {
-		return entry[:i]
-	}
-	return entry
+// envName returns the name part of an environment entry; ok is false for
+// an entry without "=", which names no variable: getenv(3) never matches
+// it, so it hides nothing.
+func envName(entry string) (name string, ok bool) {
+	name, _, ok = strings.Cut(entry, "=")
+	return name, ok
 }
 
 // buildEnvironment returns the command's environment.
 func buildEnvironment(p envPlan) (env []string, err error) {
-	// Rules 1 and 8: the inherited environment, one entry per name. The first
-	// entry wins, as getenv(3) would have seen it.
+	// Rules 1 and 8: the complete inherited environment, one entry per
+	// name. The first entry wins, as getenv(3) would have seen it. An entry
+	// without "=" stays as it was, as a direct exec passes it, and is no
+	// variable's entry: a later FOO=bar still defines FOO.
 	index := map[string]int{}
 	for _, entry := range p.Inherited {
-		name := envName(entry)
+		name, ok := envName(entry)
+		if !ok {
+			env = append(env, entry)
+			continue
+		}
 		if _, dup := index[name]; dup {
 			continue
 		}
@@ -61,8 +70,7 @@ func buildEnvironment(p envPlan) (env []string, err error) {
 	}
 	lookup := func(name string) (string, bool) {
 		if i, ok := index[name]; ok {
-			v, _ := strings.CutPrefix(env[i], name+"=")
-			return v, strings.Contains(env[i], "=")
+			return strings.CutPrefix(env[i], name+"=")
 		}
 		return "", false
 	}
@@ -85,13 +93,15 @@ func buildEnvironment(p envPlan) (env []string, err error) {
 		set(name, returned[name])
 	}
 
-	// Rule 6: Git settings continue an existing GIT_CONFIG_COUNT.
+	// Rule 6: Git settings continue an existing GIT_CONFIG_COUNT. The
+	// inherited one was checked before the request (checkGitConfigCount); a
+	// returned one can only be checked now.
 	if len(p.Git) > 0 {
 		count := 0
-		if v, ok := lookup("GIT_CONFIG_COUNT"); ok && v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("GIT_CONFIG_COUNT is %q, not a count; Git would refuse it", v)
+		if v, ok := lookup("GIT_CONFIG_COUNT"); ok {
+			n, err := continuedGitConfigCount(v, len(p.Git))
+			if err != nil {
+				return nil, err
 			}
 			count = n
 		}
@@ -114,6 +124,60 @@ func buildEnvironment(p envPlan) (env []string, err error) {
 		}
 	}
 	return env, nil
+}
+
+// gitConfigCount reads GIT_CONFIG_COUNT as Git does (config.c,
+// git_config_from_env: strtoul(value, &end, 10), refused unless end is the
+// end of the string, and refused above INT_MAX). strtoul skips leading
+// white space and takes one sign, so " 1" and "+1" count 1; without any
+// digit it leaves end at the start, so only "" counts 0 and " " is refused;
+// it negates "-N", which wraps above INT_MAX for any N but 0.
+func gitConfigCount(v string) (int, error) {
+	const intMax = 1<<31 - 1
+	s := strings.TrimLeft(v, " \t\n\v\f\r")
+	negative := strings.HasPrefix(s, "-")
+	if negative || strings.HasPrefix(s, "+") {
+		s = s[1:]
+	}
+	digits := strings.TrimLeft(s, "0123456789")
+	switch {
+	case v == "":
+		return 0, nil
+	case len(digits) == len(s) || digits != "":
+		return 0, fmt.Errorf("GIT_CONFIG_COUNT is %s, not a count; Git refuses it (\"bogus count\")", quoted(v))
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n > intMax || (negative && n != 0) {
+		return 0, fmt.Errorf("GIT_CONFIG_COUNT is %s; Git refuses a count above %d (\"too many entries\")", quoted(v), intMax)
+	}
+	return int(n), nil
+}
+
+// continuedGitConfigCount is the count that adding more settings continues
+// from, refused when Git would refuse the value or the new total.
+func continuedGitConfigCount(v string, more int) (int, error) {
+	n, err := gitConfigCount(v)
+	if err != nil {
+		return 0, err
+	}
+	if n > 1<<31-1-more {
+		return 0, fmt.Errorf("GIT_CONFIG_COUNT is %s; with agentknock's %d Git settings it would exceed what Git accepts", quoted(v), more)
+	}
+	return n, nil
+}
+
+// checkGitConfigCount is rule 6's one failure, decided before the request
+// from the inherited environment (the first GIT_CONFIG_COUNT entry, as
+// getenv sees it), so that no approval is spent on a run that would stop
+// there. gitSettingsCount is how many settings a run may add.
+func checkGitConfigCount(inherited []string) error {
+	for _, entry := range inherited {
+		if v, ok := strings.CutPrefix(entry, "GIT_CONFIG_COUNT="); ok {
+			_, err := continuedGitConfigCount(v, gitSettingsCount)
+			return err
+		}
+	}
+	return nil
 }
 
 // routeEnvironmentSecret applies one secret's requested routing to the

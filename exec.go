@@ -44,12 +44,18 @@ type handOffSteps interface {
 	exec() error
 }
 
-// replaceProcess runs the hand-off in the order that loses no signal: the
-// Go handler is stopped only after the signals are blocked on this thread
-// (signal.Stop waits for every caught signal to reach the channel; resetting
-// a signal first would drop the channel and any signal still in flight),
-// the pending set is read after that, and the executable is checked last,
-// so that nothing waits between the check and execve.
+// replaceProcess runs the hand-off in the spec's order ("Common execution
+// semantics": revalidate, then check for a pending signal, then replace;
+// "Signals and process state": block, check, restore), which also loses no
+// signal: the Go handler is stopped only after the signals are blocked on
+// this thread (signal.Stop waits for every caught signal to reach the
+// channel; resetting a signal first would drop the channel and any signal
+// still in flight); the executable is checked while the launcher still
+// runs with its own limits, so no check can fail for want of a descriptor
+// the command's limit would not give; the pending set is read after the
+// check, so a signal that arrived during a long hash stops the run; and the
+// caller's state is restored last, after which only the standard-input
+// dup2 runs before execve.
 // testOnlyAfterBlock lets a test make a signal pending at exactly that point.
 func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
 	if err := s.blockTermination(); err != nil {
@@ -60,6 +66,9 @@ func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
 	}
 	if sig := s.stopWatching(); sig != 0 {
 		return &interrupted{sig}
+	}
+	if err := s.lastCheck(); err != nil {
+		return &revalidationError{err}
 	}
 	if sig := s.pendingTermination(); sig != 0 {
 		return &interrupted{sig}
@@ -72,9 +81,6 @@ func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
 	// failure leaves the caller's standard input in place.
 	if err := s.connectStdin(); err != nil {
 		return err
-	}
-	if err := s.lastCheck(); err != nil {
-		return &revalidationError{err}
 	}
 	traceFlush()
 	return s.exec()

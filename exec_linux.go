@@ -75,9 +75,15 @@ type linuxHandOff struct {
 
 var terminationSignals = []syscall.Signal{unix.SIGINT, unix.SIGTERM}
 
-// blockTermination blocks SIGINT and SIGTERM on this thread, then gives
-// them back to the kernel with the caller's disposition: from here a new
-// signal acts on the launcher as it would on the command.
+// blockTermination blocks SIGINT and SIGTERM on this thread (the main
+// thread, to which init locked the main goroutine), then gives those the
+// caller neither ignores nor blocks back to the kernel's default: from here
+// such a signal ends the launcher as it would end the command (exit status
+// 128+N, by the signal itself), and one already caught is reported by
+// stopWatching. A signal the caller ignores has been ignored since init; one
+// the caller blocks keeps its forwarding disposition (applyCallerSignals),
+// because at the default a thread of the runtime, which never blocks it,
+// would be killed by it instead of leaving it pending for the command.
 func (h *linuxHandOff) blockTermination() error {
 	runtime.LockOSThread()
 	var block unix.Sigset_t
@@ -88,6 +94,9 @@ func (h *linuxHandOff) blockTermination() error {
 		return err
 	}
 	for _, sig := range terminationSignals {
+		if h.cs.forwarded(sig) {
+			continue
+		}
 		disposition := uint64(sigDFL)
 		if h.cs.ignored[sig] {
 			disposition = sigIGN
@@ -107,7 +116,9 @@ func (h *linuxHandOff) pendingTermination() syscall.Signal {
 
 // restoreCallerState puts back the snapshot taken at process entry (or what
 // a build without it knows): ignores with SIGPIPE at its default, the file
-// limit, then the mask.
+// limit, then the mask. It runs after the last check, so nothing the
+// launcher opens is counted against the caller's (possibly low) soft file
+// limit; only the standard-input dup2 onto descriptor 0 and the exec follow.
 func (h *linuxHandOff) restoreCallerState() error {
 	for sig := 1; sig <= 64; sig++ {
 		if h.cs.ignored[sig] && sig != int(unix.SIGPIPE) && sig != int(unix.SIGKILL) && sig != int(unix.SIGSTOP) {
@@ -159,9 +170,9 @@ func (h *linuxHandOff) exec() error {
 
 func execError(x *executable, errno syscall.Errno) error {
 	if errors.Is(errno, unix.ENOENT) && !x.script {
-		return &os.PathError{Op: "exec", Path: x.path, Err: errors.New("no such file or directory (a missing program loader or interpreter gives this error too)")}
+		return &os.PathError{Op: "exec", Path: printable(x.path), Err: errors.New("no such file or directory (a missing program loader or interpreter gives this error too)")}
 	}
-	return &os.PathError{Op: "exec", Path: x.path, Err: errno}
+	return &os.PathError{Op: "exec", Path: printable(x.path), Err: errno}
 }
 
 // cStrings makes a NULL-terminated array of C strings.

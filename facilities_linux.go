@@ -59,6 +59,9 @@ func checkHostFacilities(n runNeeds) error {
 			return fmt.Errorf("this system refuses the execveat system call (%v), which agentknock uses to run exactly the approved file; the sandbox or seccomp profile must allow execveat (Linux 3.19 or later)", errno)
 		}
 	}
+	if err := checkCommandDescriptors(n.caller); err != nil {
+		return err
+	}
 	need := runDescriptors
 	if n.service {
 		need = serviceDescriptors
@@ -78,6 +81,37 @@ func checkHostFacilities(n runNeeds) error {
 		if err := probePeerCredentials(); err != nil {
 			return fmt.Errorf("this system does not provide Unix socket peer credentials (SO_PEERCRED: %v), which the invocation service uses to serve only the command's processes.%s", err, serviceHint)
 		}
+	}
+	return nil
+}
+
+// commandLimitChecked is the largest caller's soft limit under which the
+// command's free descriptors are counted (one fcntl each); above it the
+// caller would have to hold that many descriptors open.
+const commandLimitChecked = 256
+
+// checkCommandDescriptors requires the command to have at least one
+// descriptor of its own under the caller's soft limit, which it gets back at
+// the exec: its dynamic loader opens each library, and a script's
+// interpreter opens the script. Every check before the exec runs under the
+// launcher's raised limit; this one is counted against the caller's soft
+// limit from the entry hook's snapshot: the descriptors open now that
+// survive the exec (not close-on-exec, and not a standard descriptor the
+// caller had closed, which is closed again).
+func checkCommandDescriptors(cs callerState) error {
+	if cs.nofile == nil || cs.nofile.Cur > commandLimitChecked {
+		return nil
+	}
+	held := 0
+	for fd := 0; fd < int(cs.nofile.Cur); fd++ {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 || (fd < 3 && cs.closedStd&(1<<fd) != 0) {
+			continue
+		}
+		held++
+	}
+	if held >= int(cs.nofile.Cur) {
+		return fmt.Errorf("the soft open-file limit (ulimit -Sn, %d) leaves the command no descriptor to open: the %d it inherits fill it (a program cannot even load its libraries); raise it to at least %d", cs.nofile.Cur, held, held+1)
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	// (command-execution.md, "Platform implementations"). A service may
 	// start for --stdin and for an SSH secret, which only the response
 	// reveals; its executable is identified now.
-	needs := runNeeds{script: exe.script, service: o.stdinRequested() || !(o.NoSSHAgent && o.NoGitSign)}
+	needs := runNeeds{script: exe.script, service: o.stdinRequested() || !(o.NoSSHAgent && o.NoGitSign), caller: cs}
 	var self selfImage
 	if needs.service {
 		if self, err = retainSelfImage(); err != nil {
@@ -58,6 +58,14 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 	if err := checkHostFacilities(needs); err != nil {
 		return notContacted("%v", err)
+	}
+	// Step 7's one check that can fail on the inherited environment alone
+	// (an SSH secret adds Git settings after an existing GIT_CONFIG_COUNT)
+	// is made now, not after a person approved.
+	if !o.NoGitSign {
+		if err := checkGitConfigCount(os.Environ()); err != nil {
+			return notContacted("%v; unset it, or pass --no-git-sign", err)
+		}
 	}
 	// The command can run here: read the pairing and connect to the relay
 	// while the rest of the request is prepared (the descriptors this takes
@@ -100,7 +108,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err != nil {
 		return notContacted("%v", err)
 	}
-	out.detail("executable: %s (%s, sha256 %s)", exe.path, modeName(exe.script), hashText(exe.hash))
+	out.detail("executable: %s (%s, sha256 %s)", printable(exe.path), modeName(exe.script), hashText(exe.hash))
 	out.detail("signal state: %s", cs.describe())
 	traceStep("request built")
 
@@ -152,7 +160,7 @@ func runCommand(o *runOptions, cs callerState) int {
 		out.failure("%v", err)
 		return 1
 	}
-	out.failure("cannot run %s: %v", o.Command[0], err)
+	out.failure("cannot run %s: %v", printable(o.Command[0]), err)
 	return 1
 }
 
@@ -224,8 +232,9 @@ func startServiceFor(approval *invocationResponse, invocationID ULID, token []by
 
 // runNeeds is what the chosen run path will use.
 type runNeeds struct {
-	script  bool // execve of the candidate path, else execveat of the descriptor
-	service bool // an invocation service may start
+	script  bool        // execve of the candidate path, else execveat of the descriptor
+	service bool        // an invocation service may start
+	caller  callerState // the limits and descriptors the command will have
 }
 
 func (o *runOptions) stdinRequested() bool {

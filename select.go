@@ -29,6 +29,7 @@ type executable struct {
 	path      string // absolute path reported to the device
 	dev, ino  uint64 // identity of the retained object
 	hash      []byte // SHA-256 of the contents, nil when not readable
+	size      int64  // bytes hashed at inspection; revalidation reads no more
 	script    bool   // starts with "#!"
 	contents  *string
 	// readable is the same object opened for reading (Linux), retained
@@ -189,7 +190,7 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 		}
 	}
 	if denied != "" {
-		return nil, fmt.Errorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", denied)
+		return nil, fmt.Errorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", printable(denied))
 	}
 	return nil, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath)
 }
@@ -199,11 +200,11 @@ func describeOpenError(candidate string, err error) error {
 	case errors.Is(err, unix.ENOENT):
 		return fmt.Errorf("command %s wasn't found", quoted(candidate))
 	case errors.Is(err, errNotExecutable), errors.Is(err, unix.EACCES):
-		return fmt.Errorf("cannot run %s: permission denied or not an executable file", candidate)
+		return fmt.Errorf("cannot run %s: permission denied or not an executable file", printable(candidate))
 	case errors.Is(err, errPathNotUTF8):
-		return fmt.Errorf("cannot run %s: its path is not valid UTF-8, so it cannot be shown to the device", candidate)
+		return fmt.Errorf("cannot run %s: its path is not valid UTF-8, so it cannot be shown to the device", printable(candidate))
 	}
-	return fmt.Errorf("cannot run %s: %v", candidate, err)
+	return fmt.Errorf("cannot run %s: %v", printable(candidate), err)
 }
 
 var errPathNotUTF8 = errors.New("path is not valid UTF-8")
@@ -218,21 +219,22 @@ func checkUTF8Path(p string) error {
 
 // inspect reads the executable once: SHA-256 of the whole file, shebang
 // detection and, for a small script, its text. An unreadable (execute-only)
-// file is a binary without a hash.
+// file is a binary without a hash: openForReading answers EACCES or EPERM
+// only when the file's permissions refuse reading.
 func (x *executable) inspect() error {
 	f, err := openForReading(x)
 	if err != nil {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 			return nil
 		}
-		return fmt.Errorf("cannot read %s: %v", x.path, err)
+		return fmt.Errorf("cannot read %s: %v", printable(x.path), err)
 	}
 	defer f.Close()
 	sum, head, size, err := hashStream(f)
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %v", x.path, err)
+		return fmt.Errorf("cannot read %s: %v", printable(x.path), err)
 	}
-	x.hash = sum
+	x.hash, x.size = sum, size
 	x.script = len(head) >= 2 && head[0] == '#' && head[1] == '!'
 	if x.script && size <= maxScriptContents {
 		text := toValidUTF8(head)
@@ -276,14 +278,16 @@ func toValidUTF8(b []byte) string {
 	return sb.String()
 }
 
-// revalidateHash recomputes the hash reported to the device, reading r.
+// revalidateHash recomputes the hash reported to the device, reading r no
+// further than one byte past the size hashed at inspection: a file that
+// grows, or never ends, is a changed file, found without reading it all.
 func (x *executable) revalidateHash(r io.Reader) error {
-	sum, _, _, err := hashStream(r)
+	sum, _, size, err := hashStream(io.LimitReader(r, x.size+1))
 	if err != nil {
-		return fmt.Errorf("cannot read %s again before running it: %v", x.path, err)
+		return fmt.Errorf("cannot read %s again before running it: %v", printable(x.path), err)
 	}
-	if string(sum) != string(x.hash) {
-		return fmt.Errorf("%s changed while waiting for approval; not running it", x.path)
+	if size != x.size || string(sum) != string(x.hash) {
+		return fmt.Errorf("%s changed while waiting for approval; not running it", printable(x.path))
 	}
 	return nil
 }
@@ -292,7 +296,7 @@ func (x *executable) revalidateHash(r io.Reader) error {
 // captured path is looked up again before reading and executing it.
 func (x *executable) checkIdentity(st *unix.Stat_t) error {
 	if uint64(st.Dev) != x.dev || st.Ino != x.ino {
-		return fmt.Errorf("%s is no longer the file that was selected", x.path)
+		return fmt.Errorf("%s is no longer the file that was selected", printable(x.path))
 	}
 	return nil
 }

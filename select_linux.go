@@ -4,8 +4,10 @@
 // (faccessat2). With /proc mounted, the selected descriptor names and
 // reopens itself through /proc/self/fd; without it (bubblewrap sandboxes,
 // minimal containers) the name is the candidate with its symbolic links
-// resolved, and the file is reopened by that name: both are used only when
-// they lead to the device and inode of the retained descriptor.
+// resolved, and the file is opened once by that name: both are used only
+// when they lead to the device and inode of the retained descriptor, and
+// the opened descriptor itself is what is checked. Only regular files are
+// ever opened for reading, non-blocking and without taking a terminal.
 
 package main
 
@@ -15,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,12 +80,20 @@ func describeCandidate(fd int, candidate string) (*executable, error) {
 	return &executable{fd: fd, candidate: candidate, path: path, dev: st.Dev, ino: st.Ino}, nil
 }
 
-// nameDescriptor is the absolute path reported for the retained object.
+// nameDescriptor is the absolute path reported for the retained object: a
+// name that leads to that object now. /proc gives any object a link text
+// ("/tmp/x (deleted)" for an unlinked file, "/memfd:x (deleted)",
+// "anon_inode:..."), so the text is required to be an absolute path that
+// names the same device and inode.
 func nameDescriptor(fd int, candidate string, st *unix.Stat_t) (string, error) {
 	if procfsMounted() {
 		path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 		if err != nil {
 			return "", fmt.Errorf("cannot name the selected file through /proc: %w", err)
+		}
+		var named unix.Stat_t
+		if !filepath.IsAbs(path) || unix.Stat(path, &named) != nil || !sameObject(&named, st) {
+			return "", fmt.Errorf("the selected file has no name that leads to it (the kernel calls it %s: deleted, or not on a file system)", printable(path))
 		}
 		return path, nil
 	}
@@ -116,9 +127,13 @@ func nameDescriptor(fd int, candidate string, st *unix.Stat_t) (string, error) {
 // offset 0 for the caller to read and close.
 func openForReading(x *executable) (*os.File, error) {
 	if x.readable == nil {
-		fd, err := openReadable(x)
-		if err != nil {
+		var want unix.Stat_t
+		if err := unix.Fstat(x.fd, &want); err != nil {
 			return nil, err
+		}
+		fd, err := openRegular(x.fd, unix.AT_FDCWD, x.candidate, &want)
+		if err != nil {
+			return nil, classifyReadRefusal(x.fd, err)
 		}
 		x.readable = os.NewFile(uintptr(fd), x.path)
 	}
@@ -133,52 +148,52 @@ func openForReading(x *executable) (*os.File, error) {
 	return os.NewFile(uintptr(fd), x.path), nil
 }
 
-// checkNamed requires the candidate name to lead to the retained object.
-func checkNamed(x *executable) error {
-	fd, err := unix.Open(x.candidate, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
+// classifyReadRefusal keeps EACCES or EPERM, which inspect takes for an
+// execute-only file, only when the file's own permissions refuse reading
+// to the effective IDs (faccessat2 R_OK on the retained descriptor). When
+// they allow it, something else refused (a /proc that this process may
+// not use, a security module): the file is readable, may be a script, and
+// must not be reported as a binary without a hash.
+func classifyReadRefusal(pathFd int, err error) error {
+	if !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM) {
 		return err
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if unix.Faccessat2(pathFd, "", unix.R_OK, unix.AT_EMPTY_PATH|unix.AT_EACCESS) != nil {
 		return err
 	}
-	if x.checkIdentity(&st) != nil {
-		return fmt.Errorf("%s was replaced while it was being inspected", x.candidate)
-	}
-	return nil
+	var errno syscall.Errno
+	errors.As(err, &errno)
+	return fmt.Errorf("its permissions allow reading it, but opening it for reading was refused (%v)", errno)
 }
 
-// openReadable opens the retained object for reading. O_NONBLOCK only
-// keeps a swapped-in FIFO from blocking the open; it is cleared afterwards
-// so that reads never involve the runtime's network poller, which needs
-// descriptors of its own (see facilities_linux.go).
-func openReadable(x *executable) (int, error) {
+// openRegular opens for reading the regular file that pathFd (an O_PATH
+// descriptor) refers to: through /proc/self/fd, which reopens that very
+// object, or without /proc by name (name, from dirfd) once, keeping the
+// descriptor only if it is a regular file with want's device and inode.
+// O_NONBLOCK keeps a FIFO from blocking the open and O_NOCTTY keeps a
+// terminal from becoming the controlling one; O_NONBLOCK is cleared
+// afterwards so that reads never involve the runtime's network poller,
+// which needs descriptors of its own (see facilities_linux.go).
+func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
 	var fd int
 	var err error
 	if procfsMounted() {
-		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(x.fd), flags, 0)
+		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pathFd), flags, 0)
 	} else {
-		// Look first: a device or FIFO put at the name since selection is
-		// never opened for reading (opening a device can have effects).
-		if err := checkNamed(x); err != nil {
-			return -1, err
-		}
-		fd, err = unix.Open(x.candidate, flags, 0)
+		fd, err = unix.Openat(dirfd, name, flags, 0)
 	}
 	if err != nil {
-		return -1, err
+		return -1, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
-	if x.checkIdentity(&st) != nil {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || !sameObject(&st, want) {
 		unix.Close(fd)
-		return -1, fmt.Errorf("%s was replaced while it was being inspected", x.candidate)
+		return -1, fmt.Errorf("%s was replaced while it was being read", printable(name))
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
 		unix.Close(fd)
@@ -188,14 +203,26 @@ func openReadable(x *executable) (int, error) {
 }
 
 // openPathForReading reads what the kernel will execute for a script: the
-// candidate pathname, relative ones from the retained directory.
+// candidate pathname, relative ones from the retained directory. The name
+// is looked up with O_PATH first, which opens nothing, and only a regular
+// file is then opened for reading: a FIFO, a device or a terminal put at
+// the name during the approval wait is refused without being opened.
 func openPathForReading(wd workdir, x *executable) (*os.File, error) {
-	fd, err := unix.Openat(dirfdFor(wd, x.candidate), x.candidate, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	dirfd := dirfdFor(wd, x.candidate)
+	pathFd, err := unix.Openat(dirfd, x.candidate, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
-		unix.Close(fd)
+	defer unix.Close(pathFd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pathFd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%s is no longer a regular file", printable(x.candidate))
+	}
+	fd, err := openRegular(pathFd, dirfd, x.candidate, &st)
+	if err != nil {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), x.candidate), nil
@@ -214,7 +241,7 @@ func (x *executable) revalidate(wd workdir) error {
 	}
 	f, err := open(x)
 	if err != nil {
-		return fmt.Errorf("cannot read %s again before running it: %v", x.path, err)
+		return fmt.Errorf("cannot read %s again before running it: %v", printable(x.path), err)
 	}
 	defer f.Close()
 	return x.revalidateHash(f)

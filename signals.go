@@ -1,7 +1,11 @@
 // Termination signals while agentknock waits: command-execution.md,
 // "Signals and process state". SIGINT and SIGTERM cancel the operation
 // unless the caller ignores them, in which case agentknock ignores them too,
-// as the command would.
+// as the command would, or (Linux, with the entry hook) blocks them, in
+// which case they stay pending for the command. The caller's ignores and
+// blocks are given back when the process starts (applyCallerSignals,
+// callerstate_linux.go), not here: the runtime replaced them before main,
+// and the first hash runs before this watch exists.
 
 package main
 
@@ -34,9 +38,13 @@ func watchTermination(cs callerState) *signalWatch {
 	w := &signalWatch{ch: make(chan os.Signal, 4)}
 	var caught []os.Signal
 	for _, sig := range []syscall.Signal{unix.SIGINT, unix.SIGTERM} {
-		if cs.ignored[sig] {
+		switch {
+		case cs.ignored[sig]:
 			signal.Ignore(sig)
-		} else {
+		case cs.blocks(sig):
+			// Pending for the command (Linux: forwarded to the main
+			// thread); it does not cancel, as it would not end the command.
+		default:
 			caught = append(caught, sig)
 		}
 	}

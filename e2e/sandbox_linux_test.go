@@ -329,9 +329,10 @@ func TestRefusedFacilitiesStopBeforeTheRequest(t *testing.T) {
 	w.leakCheck(value)
 }
 
-// Every open-file limit from 5 to 32 either runs the command or stops
-// before the request with one message; none prints a runtime stack trace
-// or fails after the device answered.
+// Every open-file limit from 5 to 32 (soft and hard together, then the soft
+// one alone from 3) either runs the command or stops before the request
+// with one message; none prints a runtime stack trace or fails after the
+// device answered.
 func TestLowOpenFileLimits(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -386,6 +387,31 @@ func TestLowOpenFileLimits(t *testing.T) {
 			if r.code == 0 {
 				ran[strings.Join(args, " ")] = append(ran[strings.Join(args, " ")], n)
 			}
+		}
+	}
+	// The soft limit alone (ulimit -S -n) under a high hard limit: the
+	// launcher runs with the hard limit until the exec, and the command
+	// gets the caller's soft limit back, so every path runs; in no case is
+	// an approval spent on a run that then fails.
+	for n := 3; n <= 32; n++ {
+		limited := runOpts{wrap: []string{"sh", "-c", `ulimit -S -n "$0" && exec "$@"`, strconv.Itoa(n)}}
+		for _, p := range paths {
+			before := w.requests()
+			r := w.agentknockWith(limited, p.args...)
+			if r.code == 0 && strings.TrimSpace(r.stdout) == p.want {
+				continue
+			}
+			if r.code != 0 && !strings.Contains(r.stderr, "AGENTKNOCK") {
+				// The command started and failed on its own, as it does
+				// when run directly under that limit (ssh cannot read
+				// the user database with one free descriptor).
+				t.Logf("soft limit %d, %s: the command ran and failed by itself: exit %d, %s", n, p.name, r.code, strings.TrimSpace(r.stderr))
+				continue
+			}
+			if r.code != 1 || !strings.Contains(r.stderr, "did not contact the device") || w.requests() != before {
+				t.Fatalf("soft limit %d, %s: neither ran nor stopped before the request: %s\nserve log:\n%s", n, p.name, r, clip(w.log()))
+			}
+			t.Logf("soft limit %d, %s: stopped before the request", n, p.name)
 		}
 	}
 	for _, name := range []string{"pairing status", "secret list"} {
