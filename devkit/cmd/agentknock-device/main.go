@@ -68,6 +68,8 @@ func init() {
 		"log":     {cmdLog, helpLog},
 		"upload":  {cmdUpload, helpUpload},
 		"help":    {cmdHelp, helpHelp},
+		// Hidden: the man page, written at release time (manpage.go).
+		manCommand: {cmdMan, "usage: agentknock-device __man VERSION\n"},
 	}
 }
 
