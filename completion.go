@@ -27,7 +27,8 @@ Installation:
 
 Packages install the scripts where each shell finds them:
 /usr/share/bash-completion/completions/agentknock,
-/usr/share/zsh/vendor-completions/_agentknock and
+/usr/share/zsh/vendor-completions/_agentknock (deb) or
+/usr/share/zsh/site-functions/_agentknock (rpm, apk), and
 /usr/share/fish/vendor_completions.d/agentknock.fish.
 `
 

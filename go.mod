@@ -1,8 +1,6 @@
 module agentknock.dev/agentknock
 
-go 1.26.0
-
-toolchain go1.26.10
+go 1.26.10
 
 require (
 	github.com/cloudflare/circl v1.6.5

@@ -8,6 +8,8 @@ package relay
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"time"
 
 	"github.com/coder/websocket"
@@ -144,7 +146,7 @@ func (s *socket) readLoop() {
 	for {
 		typ, data, err := s.conn.Read(s.ctx)
 		if err != nil {
-			if status := websocket.CloseStatus(err); status == -1 && !errors.Is(err, context.Canceled) {
+			if !endedNormally(err) {
 				s.r.logf("relay: client %s socket ended: %v", s.clientID, err)
 			}
 			return
@@ -153,6 +155,16 @@ func (s *socket) readLoop() {
 			return
 		}
 	}
+}
+
+// endedNormally tells a socket's normal end from a failure worth a log
+// line: a close frame of either side, the relay's own shutdown, or the peer's
+// connection ending between two frames. The last is how clients leave: the
+// agentknock client execs the approved command, which closes its socket
+// without a close handshake, after every exchange.
+func endedNormally(err error) bool {
+	return websocket.CloseStatus(err) != -1 || errors.Is(err, context.Canceled) ||
+		errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
 }
 
 // handleFrame applies one frame and reports whether to keep reading.

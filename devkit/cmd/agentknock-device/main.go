@@ -16,8 +16,9 @@ import (
 
 const progName = "agentknock-device"
 
-// version is set at link time (-ldflags "-X main.version=...").
-var version = "devel"
+// version is set at link time (-ldflags "-X main.version=..."); an unstamped
+// build says "dev", the word the client uses.
+var version = "dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
@@ -67,6 +68,8 @@ func init() {
 		"log":     {cmdLog, helpLog},
 		"upload":  {cmdUpload, helpUpload},
 		"help":    {cmdHelp, helpHelp},
+		// Hidden: the man page, written at release time (manpage.go).
+		manCommand: {cmdMan, "usage: agentknock-device __man VERSION\n"},
 	}
 }
 
