@@ -9,8 +9,10 @@
 // Nothing here can block or grow without bound: files are opened with
 // O_NONBLOCK and must be regular, the file and the members kept unread have
 // size limits, a lock wait is reported after lockWaitNotice and given up
-// after lockWaitLimit, and the temporary files a crash leaves behind are
-// removed at the next write. The home and the file must belong to the user
+// after lockWaitLimit. A new file is written and synced while it has no
+// name (tmpfile_linux.go), so a crash then leaves no copy of the PSK; the
+// link a crash can leave between linkat and rename, or a temporary file
+// where no unnamed file can be linked, is removed at the next write. The home and the file must belong to the user
 // and not be writable by others, the checks OpenSSH makes of ~/.ssh
 // (https://man.openbsd.org/sshd_config#StrictModes).
 
@@ -18,6 +20,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -302,8 +306,7 @@ func encodePairing(p *pairingState) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// writePairing replaces the pairing atomically: a private temporary file in
-// the same directory, fsync, rename, fsync of the directory.
+// writePairing replaces the pairing atomically (writeFileAtomic).
 func (s *stateDir) writePairing(p *pairingState) error {
 	data, err := encodePairing(p)
 	if err != nil {
@@ -312,11 +315,38 @@ func (s *stateDir) writePairing(p *pairingState) error {
 	return writeFileAtomic(s.dir, s.pairingFilePath(), data)
 }
 
+// errUnnamedUnsupported: this system cannot write through an unnamed file
+// (tmpfile_linux.go); the named temporary file is used instead.
+var errUnnamedUnsupported = errors.New("unnamed temporary files are not supported here")
+
+// writeFileAtomic replaces path (in dir) with data, mode 0600: readers see
+// the old or the new file, never a part. The new content is written and
+// synced in a file without a name where the system allows it (so a crash
+// while it is written leaves no copy of a key behind), else in a private
+// temporary file in the same directory; then it is renamed over path and
+// the directory synced.
 func writeFileAtomic(dir *os.File, path string, data []byte) error {
 	removeStaleTemporaries(path)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	name := filepath.Base(path)
+	err := writeUnnamed(dir, name, "."+name+"."+randomSuffix(), data)
+	if errors.Is(err, errUnnamedUnsupported) {
+		err = writeNamedTemporary(path, data)
+	}
+	if err == nil {
+		err = dir.Sync()
+	}
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeNamedTemporary is writeFileAtomic where no unnamed file can be
+// linked: the temporary file has a name from creation to rename.
+func writeNamedTemporary(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	err = tmp.Chmod(0o600)
@@ -332,13 +362,15 @@ func writeFileAtomic(dir *os.File, path string, data []byte) error {
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
-	if err == nil {
-		err = dir.Sync()
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return err
+}
+
+// randomSuffix names the moment's link of an unnamed file, in the pattern
+// removeStaleTemporaries knows.
+func randomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // removeStaleTemporaries deletes the temporary files of writes a crash
