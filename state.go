@@ -65,6 +65,10 @@ type pairingState struct {
 	RotatedAt   uint64 `json:"rotated_at"`
 	RotationKey string `json:"rotation_key,omitempty"`
 	RelayURL    string `json:"relay_url,omitempty"`
+	// KeyRefusedAt is when the device last reported that it could not
+	// authenticate this client's requests (AUTHENTICATION_FAILED), in
+	// Unix seconds; ours, cleared by the next authenticated response.
+	KeyRefusedAt uint64 `json:"key_refused_at,omitempty"`
 	// Outstanding is the request a crash may have left unanswered
 	// (exchange_durable.go); ours, like relay_url.
 	Outstanding *outstandingRequest `json:"outstanding_request,omitempty"`
@@ -75,7 +79,7 @@ type pairingState struct {
 }
 
 // knownPairingMembers are pairingState's own members.
-var knownPairingMembers = []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url", "outstanding_request"}
+var knownPairingMembers = []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url", "key_refused_at", "outstanding_request"}
 
 var errNoPairing = errors.New("no pairing")
 
@@ -87,12 +91,23 @@ type stateDir struct {
 }
 
 // lockStateDir creates the home (mode 0700) if needed, checks it and locks
-// it, waiting at most lockWaitLimit.
+// it, waiting at most lockWaitLimit. A wait is announced in a plain line,
+// as the pairing and secret commands write theirs.
 func lockStateDir(home string) (*stateDir, error) {
-	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit)
+	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit, func(line string) { fmt.Fprintln(os.Stderr, line) })
 }
 
-func lockStateDirWithin(home string, notice, limit time.Duration) (*stateDir, error) {
+// lockStateDirFor is lockStateDir announcing a wait through out: with the
+// "AGENTKNOCK: " prefix in a run, not at all with --quiet.
+func lockStateDirFor(home string, out *output) (*stateDir, error) {
+	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit, func(line string) {
+		if !out.quiet {
+			out.print("%s", line)
+		}
+	})
+}
+
+func lockStateDirWithin(home string, notice, limit time.Duration, announce func(line string)) (*stateDir, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", home, err)
 	}
@@ -119,11 +134,11 @@ func lockStateDirWithin(home string, notice, limit time.Duration) (*stateDir, er
 		waited := time.Since(start)
 		if waited >= limit {
 			dir.Close()
-			return nil, fmt.Errorf("gave up after %s waiting for the lock on %s: another agentknock command is changing the pairing (if none is running, a stuck process holds it: see `fuser %s`)", limit, home, home)
+			return nil, classify(failStateLocked, fmt.Errorf("gave up after %s waiting for the lock on %s: another agentknock command is changing the pairing (if none is running, a stuck process holds it: see `fuser %s`)", limit, home, home))
 		}
 		if waited >= notice && !noticed {
 			noticed = true
-			fmt.Fprintf(os.Stderr, "%swaiting for the lock on %s: another agentknock command is changing the pairing (giving up after %s)\n", messagePrefix, home, limit)
+			announce(fmt.Sprintf("Waiting for the lock on %s: another agentknock command is changing the pairing (giving up after %s).", home, limit))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -141,15 +156,34 @@ func checkHomeDir(dir *os.File, home string) error {
 
 func checkHomeInfo(st os.FileInfo, home string) error {
 	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", home)
+		return classify(failHomeUnsafe, fmt.Errorf("%s is not a directory", home))
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return fmt.Errorf("bad ownership of %s: it belongs to uid %d, not to this user (uid %d)", home, sys.Uid, os.Geteuid())
+		return classify(failHomeUnsafe, fmt.Errorf("bad ownership of %s: it belongs to uid %d, not to this user (uid %d)", home, sys.Uid, os.Geteuid()))
 	}
-	if mode := st.Mode().Perm(); mode&0o022 != 0 {
-		return fmt.Errorf("bad permissions of %s: %04o lets others replace the pairing; run `chmod go-w %s`", home, mode, home)
+	if st.Mode().Perm()&0o022 != 0 {
+		return classifyWithFix(failHomeUnsafe, "chmod go-w "+shellWord(home),
+			fmt.Errorf("bad permissions of %s: %s lets others replace the pairing", home, octalMode(st)))
 	}
 	return nil
+}
+
+// octalMode is a file's mode as chmod(1) and ls(1) show it, with the
+// set-user-ID, set-group-ID and sticky bits: 1777, not 0777, for /tmp.
+func octalMode(st os.FileInfo) string {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%04o", uint32(sys.Mode)&0o7777)
+	}
+	return fmt.Sprintf("%04o", uint32(st.Mode().Perm()))
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting, so that a
+// suggested command can be pasted as shown.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (s *stateDir) unlock() { s.dir.Close() }
@@ -183,27 +217,28 @@ func readPairingFile(home string) (*pairingState, error) {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("pairing file %s is not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is not a regular file (%s)", path, fileKind(st.Mode())))
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("bad ownership of pairing file %s: it belongs to uid %d, not to this user (uid %d)", path, sys.Uid, os.Geteuid())
+		return nil, classify(failHomeUnsafe, fmt.Errorf("bad ownership of pairing file %s: it belongs to uid %d, not to this user (uid %d)", path, sys.Uid, os.Geteuid()))
 	}
-	if mode := st.Mode().Perm(); mode != 0o600 {
-		return nil, fmt.Errorf("pairing file %s has permissions %04o, but 0600 is required", path, mode)
+	if mode := st.Mode().Perm(); mode != 0o600 || st.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+		return nil, classifyWithFix(failPairingFileMode, "chmod 600 "+shellWord(path),
+			fmt.Errorf("pairing file %s has permissions %s, but 0600 is required", path, octalMode(st)))
 	}
 	if st.Size() > maxPairingFile {
-		return nil, fmt.Errorf("pairing file %s is %d bytes; a pairing file is at most %d KiB", path, st.Size(), maxPairingFile>>10)
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is %d bytes; a pairing file is at most %d KiB", path, st.Size(), maxPairingFile>>10))
 	}
 	var data bytes.Buffer
 	if _, err := data.ReadFrom(io.LimitReader(f, maxPairingFile+1)); err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	if data.Len() > maxPairingFile {
-		return nil, fmt.Errorf("pairing file %s is over %d KiB; a pairing file is at most that", path, maxPairingFile>>10)
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is over %d KiB; a pairing file is at most that", path, maxPairingFile>>10))
 	}
 	p, err := decodePairing(data.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("pairing file %s is not valid: %v", path, err)
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is not valid: %v", path, err))
 	}
 	return p, nil
 }

@@ -65,7 +65,7 @@ func TestStateLockWaitGivesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := withinGuard(t, "a lock wait", func() *stateDir {
-		s, lerr := lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond)
+		s, lerr := lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond, func(string) {})
 		err = lerr
 		return s
 	})
@@ -78,7 +78,7 @@ func TestStateLockWaitGivesUp(t *testing.T) {
 	}
 	// Released, the lock is taken at once.
 	holder.Close()
-	s, err = lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond)
+	s, err = lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
