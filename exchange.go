@@ -48,7 +48,12 @@ type deviceCall struct {
 }
 
 // relayProgress turns transport events into request stages; the ones
-// without a stage (a reconnection) are --verbose details.
+// without a stage (a reconnection) are --verbose details. Stages only
+// advance (output.setStage): a reconnection after the device received the
+// request does not go back to waiting for delivery. A response is
+// "received" for the user only once it passed the client's checks
+// (askDevice sets that stage), so nothing says "Confirming receipt" of a
+// response the client then refuses.
 func relayProgress(out *output) relayOptions {
 	return relayOptions{Progress: func(event string) {
 		traceStep("relay: " + event)
@@ -58,7 +63,7 @@ func relayProgress(out *output) relayOptions {
 		case "device received request":
 			out.setStage(stageWaitingForResponse)
 		case "response received":
-			out.setStage(stageCompleting)
+			out.detail("relay: %s", event)
 		default:
 			out.detail("relay: %s", event)
 		}
@@ -132,6 +137,9 @@ func askDevice[R checkedResponse](home string, p *pairingState, m pairedMethod[R
 		return zero, id, &answeredError{err: failure}
 	}
 	completion, err := m.settle(r)
+	if completion != nil {
+		out.setStage(stageCompleting)
+	}
 	if completion == nil {
 		if err == nil {
 			err = errors.New("the client could not act on the response")

@@ -193,6 +193,7 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 	if err != nil {
 		return fmt.Errorf("the device's pairing response is invalid: %v", err)
 	}
+	out.setStage(stageCompleting)
 	host := pairingHost()
 	metadata, err := json.Marshal(newPairingMetadata(host.Hostname, host.MachineID, host.OSVersion))
 	if err != nil {

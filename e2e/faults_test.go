@@ -84,9 +84,13 @@ func TestRelayFaultsRefused(t *testing.T) {
 				w.waitLog(`completion .*: Invocation APPROVED$`)
 			}
 			marker := w.markerPath("ran")
-			r := w.agentknock("-s", "demo", "--", "touch", marker)
+			r := w.agentknock("--verbose", "-s", "demo", "--", "touch", marker)
 			if r.code != 1 || exists(marker) || !strings.Contains(r.stderr, tc.says) {
 				t.Fatalf("run through a tampering relay: %s\nserve log:\n%s", r, clip(w.log()))
+			}
+			// A response the client refuses is not reported as received.
+			if strings.Contains(r.stderr, "Confirming receipt") || !strings.Contains(r.stderr, "\nAGENTKNOCK: The command didn't run.\nAGENTKNOCK: Suggested action: ") {
+				t.Fatalf("the refused response's report: %s", r)
 			}
 			if len(w.waitLog(tc.applied)) != 1 {
 				t.Fatalf("the fault was applied more than once; serve log:\n%s", clip(w.log()))
