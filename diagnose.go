@@ -149,8 +149,10 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return []string{"Suggested action: The device's policy refuses these secrets for this request. Ask the device's owner to change it, then run " + rerun + " again."}
 	case failInvalidRequest:
 		return []string{"Suggested action: Check the secret names and variables against the device's list, which this prints:", "agentknock secret list"}
-	case failDenied, failDeviceError:
-		return []string{"Suggested action: Read the device's message above and resolve it, then run " + rerun + " again."}
+	case failDenied:
+		return []string{"Suggested action: Read the device's reason above, and run " + rerun + " again only once it no longer applies."}
+	case failDeviceError:
+		return []string{"Suggested action: Read the device's error above and resolve it on the device, then run " + rerun + " again."}
 	case failResponseInvalid:
 		return []string{"Suggested action: Run " + rerun + " again. If it fails the same way, check the device software and the relay."}
 	case failProtocolVersion:
@@ -177,6 +179,8 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return []string{"Suggested action: Change to an existing directory, then run the command again."}
 	case failHostUnsupported:
 		return []string{"Suggested action: Run the command on a host that provides what the message above names (README, \"Platform requirements\")."}
+	case failServiceStart:
+		return []string{"Suggested action: Check that the temporary directory (TMPDIR, else /tmp) is writable and has room, then run the command again."}
 	case failExecFailed:
 		return []string{"Suggested action: Check that the command and its interpreter still exist and are executable, then run the command again."}
 	}

@@ -366,7 +366,8 @@ func activePairing(home string, out *output) (*pairingState, error) {
 // checkActivePairing is activePairing for a pairing file already read.
 func checkActivePairing(home string, p *pairingState, err error, out *output) (*pairingState, error) {
 	if errors.Is(err, errNoPairing) {
-		return nil, classify(failNotPaired, errors.New("this client isn't paired with a device"))
+		//lint:ignore ST1005 "Agentknock" is a name, and the line starts the report
+		return nil, classify(failNotPaired, errors.New("Agentknock isn't paired with a device"))
 	}
 	if err != nil {
 		return nil, err

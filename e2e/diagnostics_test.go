@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,7 +63,7 @@ func TestDiagnosticsForEachFailureClass(t *testing.T) {
 
 	// Not paired (print_run_configuration_error, NoPairing).
 	stoppedRun(t, "not paired", run("-s", "demo"), 1,
-		"AGENTKNOCK: This client isn't paired with a device.\nAGENTKNOCK: Agentknock did not contact the device.\n",
+		"AGENTKNOCK: Agentknock isn't paired with a device.\nAGENTKNOCK: Agentknock did not contact the device.\n",
 		"\nAGENTKNOCK: agentknock pairing start <PAIRING_ADDRESS>\n")
 	// --quiet: nothing at all, as the reference keeps a quiet run silent.
 	if r := w.agentknock("--quiet", "-s", "demo", "--", "no-such-command-for-agentknock"); r.code != 1 || r.stdout != "" || r.stderr != "" {
@@ -207,4 +208,82 @@ func TestDiagnosticsKeyRefusedAfterAnotherCopyRotated(t *testing.T) {
 	if r := w.agentknock("pairing", "status"); r.code != 0 || r.stdout != "Pairing status: active.\n" {
 		t.Fatalf("pairing status in B: %s", r)
 	}
+}
+
+// The command line's help and version as the reference's clap parser
+// gives them (main.rs: disable_help_subcommand, arg_required_else_help,
+// propagate_version; its tests does_not_define_help_subcommands,
+// shows_help_without_a_pairing_command, shows_help_without_a_secret_command):
+// -h a summary and --help the full text on standard output, exit 0; one
+// version line; no help subcommands (exit 2); `pairing` or `secret` alone
+// print their help on standard error, exit 2; an empty --reason is a usage
+// error in our words, not the flag package's.
+func TestCompatHelpAndVersion(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	short, long := w.agentknock("-h"), w.agentknock("--help")
+	if short.code != 0 || long.code != 0 || short.stderr != "" || long.stderr != "" ||
+		len(short.stdout) >= len(long.stdout) || !strings.Contains(short.stdout, "Usage:") || !strings.Contains(long.stdout, "Exit status:") {
+		t.Fatalf("-h: %s\n--help: %s\nwant a summary and a longer full text on standard output", short, long)
+	}
+	for _, args := range [][]string{{"run", "-h"}, {"-s", "x", "-h", "--", "true"}} {
+		if r := w.agentknock(args...); r.code != 0 || r.stdout != short.stdout {
+			t.Fatalf("%q: %s\nwant the summary", args, r)
+		}
+	}
+	if r := w.agentknock("run", "--help"); r.code != 0 || r.stdout != long.stdout {
+		t.Fatalf("run --help: %s", r)
+	}
+	for _, args := range [][]string{{"--version"}, {"-V"}} {
+		r := w.agentknock(args...)
+		if r.code != 0 || r.stderr != "" || !regexp.MustCompile(`^agentknock [^\s]+\n$`).MatchString(r.stdout) {
+			t.Fatalf("%q: %s\nwant one line, agentknock VERSION", args, r)
+		}
+	}
+	if r := w.agentknock("--version", "--verbose"); r.code != 0 || !strings.Contains(r.stdout, "\nplatform: ") || !strings.Contains(r.stdout, "\nsignal state: ") {
+		t.Fatalf("--version --verbose: %s", r)
+	}
+	for _, args := range [][]string{{"help"}, {"pairing", "help"}, {"secret", "help"}, {"version"}} {
+		if r := w.agentknock(args...); r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "error: ") {
+			t.Fatalf("%q: %s\nwant an unknown command, exit 2", args, r)
+		}
+	}
+	for _, sub := range []string{"pairing", "secret"} {
+		alone, help := w.agentknock(sub), w.agentknock(sub, "--help")
+		if alone.code != 2 || alone.stdout != "" || alone.stderr != help.stdout || help.code != 0 {
+			t.Fatalf("%s alone: %s\n%s --help: %s\nwant its help on standard error, exit 2", sub, alone, sub, help)
+		}
+	}
+	r := w.agentknock("-s", "x", "--reason", "", "--", "true")
+	if r.code != 2 || !strings.Contains(r.stderr, "error: --reason needs a non-empty TEXT") || strings.Contains(r.stderr, "flag") {
+		t.Fatalf("--reason \"\": %s", r)
+	}
+	if r := w.agentknock("-s", "x", "--reason", "--", "true"); r.code != 2 || !strings.Contains(r.stderr, "--reason needs a value") {
+		t.Fatalf("--reason without a value: %s", r)
+	}
+}
+
+// A `pairing start` that the device's policy confirms, then the client's
+// home deleted: the device's one pairing slot is held until the pairing
+// expires (5 minutes after the confirmation); `agentknock-device pairing
+// reject` ends it at once, and a new pairing works.
+func TestAbandonedConfirmedPairingCanBeRejected(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.startServe(approvePairingPolicy, "")
+	if r := w.agentknock("pairing", "start", w.address); r.code != 0 {
+		t.Fatalf("pairing start: %s", r)
+	}
+	w.waitLog(`confirmed|approved`)
+	os.RemoveAll(w.home)
+	r := w.agentknock("pairing", "start", w.address)
+	if r.code != 1 || !strings.Contains(r.stderr, "PAIRING_UNAVAILABLE") {
+		t.Fatalf("a second pairing while the first waits: %s", r)
+	}
+	os.RemoveAll(w.home)
+	rej := w.device("pairing", "reject")
+	if rej.code != 0 || !strings.Contains(rej.stdout+rej.stderr, "rejected 1 confirmed pairing(s) that no client finished") {
+		t.Fatalf("agentknock-device pairing reject: %s", rej)
+	}
+	w.pair()
 }
