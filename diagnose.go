@@ -13,8 +13,6 @@ package main
 import (
 	"errors"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // failureClass is what the caller's next step depends on.
@@ -187,15 +185,14 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 	return []string{"Suggested action: Run " + rerun + " again with --verbose to see each stage."}
 }
 
-// sentence makes an error text a line of its own: a capital first letter
-// and a final period.
+// sentence makes an error text a line of its own, with a final period.
+// The text keeps the case its producer gave it (Go error strings start in
+// lower case; the client's own report lines in upper case).
 func sentence(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return s
 	}
-	r, n := utf8.DecodeRuneInString(s)
-	s = string(unicode.ToUpper(r)) + s[n:]
 	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
 		s += "."
 	}

@@ -47,7 +47,7 @@ func TestStopReportLines(t *testing.T) {
 		}},
 		// The transport's sentinel errors carry their class.
 		{fmt.Errorf("the relay exchange failed: %w (request)", errExchangeInactive), failOther, []string{
-			"The relay exchange failed: the relay reports the exchange is no longer active (request).",
+			"the relay exchange failed: the relay reports the exchange is no longer active (request).",
 			"The command didn't run.",
 			"Suggested action: Run the command again, and answer the request on the device while Agentknock waits.",
 		}},
@@ -121,9 +121,9 @@ func TestExecutableHashIsShownInHex(t *testing.T) {
 
 func TestSentence(t *testing.T) {
 	for in, want := range map[string]string{
-		"command \"x\" wasn't found": "Command \"x\" wasn't found.",
-		"done.":                      "Done.",
-		"élan":                       "Élan.",
+		"command \"x\" wasn't found": "command \"x\" wasn't found.",
+		"Done.":                      "Done.",
+		" why? ":                     "why?",
 		"":                           "",
 	} {
 		if got := sentence(in); got != want {

@@ -373,7 +373,8 @@ func checkActivePairing(home string, p *pairingState, err error, out *output) (*
 		return nil, err
 	}
 	if p.Pending {
-		return nil, classify(failPairingPending, errors.New("the pairing is waiting for confirmation on the device"))
+		//lint:ignore ST1005 the line starts the report, as the reference's does
+		return nil, classify(failPairingPending, errors.New("Pairing is waiting for confirmation on the device"))
 	}
 	if p.RotationKey == "" && time.Since(time.Unix(int64(p.RotatedAt), 0)) > pskRotationInterval {
 		if rotated, err := rotatePSK(home, p.ClientID, out); err != nil {

@@ -6,8 +6,10 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,5 +69,37 @@ func TestREADMEStatesEachHostileRelayBound(t *testing.T) {
 		if bound > hostileBound(o) {
 			t.Errorf("%s: %s is over the overall bound %s", mode, bound, hostileBound(o))
 		}
+	}
+}
+
+// A give-up because the next wait would pass the stall limit names whose
+// wait it is: this client's own backoff, or a delay the relay asked for.
+// (The message said "the relay asks to wait 5s" for the client's backoff.)
+func TestStallMessageNamesWhoseWaitItIs(t *testing.T) {
+	for name, c := range map[string]struct {
+		retryAfterMS uint64
+		says, not    string
+	}{
+		"own backoff":   {0, "the next retry, after this client's backoff of 1s", "the relay asks"},
+		"relay's delay": {3000, "the relay asks to wait 3s", "backoff of"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newRelayFake(t, false, nil, func(n int, conn *relayFakeConn) {
+				conn.next()
+				if c.retryAfterMS != 0 {
+					conn.send(map[string]any{"type": "error", "error": "RATE_LIMITED", "message": "later", "retryable": true, "retry_after_ms": c.retryAfterMS})
+					conn.hold()
+					return
+				}
+				conn.drop()
+			})
+			opt := hostileOptions()
+			opt.BackoffInitial, opt.BackoffMax = time.Second, time.Second
+			opt.MaxStall = 800 * time.Millisecond
+			_, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), opt)
+			if !errors.Is(err, errRelayUnavailable) || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), c.not) {
+				t.Fatalf("ended with %v, want %q", err, c.says)
+			}
+		})
 	}
 }

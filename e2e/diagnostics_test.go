@@ -73,7 +73,7 @@ func TestDiagnosticsForEachFailureClass(t *testing.T) {
 	// Pairing pending (PairingPending).
 	code := w.startPairing()
 	stoppedRun(t, "pairing pending", run("-s", "demo"), 1,
-		"The pairing is waiting for confirmation on the device.",
+		"Pairing is waiting for confirmation on the device.",
 		"\nAGENTKNOCK: agentknock pairing finish\n")
 	w.waitPending()
 	w.deviceOK("pairing", "confirm", code)
@@ -85,7 +85,7 @@ func TestDiagnosticsForEachFailureClass(t *testing.T) {
 	// Command not found; not executable (RunSelection: NotFound,
 	// PermissionDenied).
 	stoppedRun(t, "command not found", w.agentknock("-s", "demo", "--", "no-such-command-for-agentknock"), 1,
-		`Command "no-such-command-for-agentknock" wasn't found`, "Agentknock did not contact the device.",
+		`command "no-such-command-for-agentknock" wasn't found`, "Agentknock did not contact the device.",
 		"Suggested action: Check the command name, or add its directory to PATH")
 	if err := os.WriteFile(filepath.Join(w.work, "not-executable"), []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestDiagnosticsForEachFailureClass(t *testing.T) {
 	closed := "ws://" + ln.Addr().String()
 	ln.Close()
 	stoppedRun(t, "relay unreachable", w.agentknockWith(runOpts{env: []string{"AGENTKNOCK_RELAY_URL=" + closed}}, "-s", "demo", "--", "touch", marker), 1,
-		"The relay could not be reached: relay unavailable after 8 consecutive failures",
+		"the relay could not be reached: relay unavailable after 8 consecutive failures",
 		"Suggested action: Check the network connection, the relay")
 	// A relay address that is not allowed (an invalid relay URL).
 	stoppedRun(t, "relay address", w.agentknockWith(runOpts{env: []string{"AGENTKNOCK_RELAY_URL=ws://relay.example.com"}}, "-s", "demo", "--", "touch", marker), 1,
