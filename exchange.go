@@ -250,7 +250,7 @@ func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload
 	// rotation (the device now holds the same PSK) and ends an earlier
 	// refusal of the key.
 	if rotationKey != "" || p.KeyRefusedAt != 0 {
-		if err := confirmKey(home, rotationKey); err != nil {
+		if err := confirmKey(home, rotationKey, out); err != nil {
 			out.failure("%v", err)
 		}
 	}
@@ -458,8 +458,8 @@ func rotatePSK(home string, clientID ULID, out *output) (*pairingState, error) {
 
 // confirmKey records an authenticated response: rotation_key is cleared if
 // it is still the one just confirmed, and key_refused_at in any case.
-func confirmKey(home, rotationKey string) error {
-	s, err := lockStateDir(home)
+func confirmKey(home, rotationKey string, out *output) error {
+	s, err := lockStateDirFor(home, out)
 	if err != nil {
 		return err
 	}

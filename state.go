@@ -100,11 +100,15 @@ func lockStateDir(home string) (*stateDir, error) {
 // lockStateDirFor is lockStateDir announcing a wait through out: with the
 // "AGENTKNOCK: " prefix in a run, not at all with --quiet.
 func lockStateDirFor(home string, out *output) (*stateDir, error) {
-	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit, func(line string) {
-		if !out.quiet {
-			out.print("%s", line)
-		}
-	})
+	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit, out.announce)
+}
+
+// announce prints a status line (not with --quiet): prefixed in a run,
+// plain in the pairing and secret commands.
+func (o *output) announce(line string) {
+	if !o.quiet {
+		o.print("%s", line)
+	}
 }
 
 func lockStateDirWithin(home string, notice, limit time.Duration, announce func(line string)) (*stateDir, error) {
