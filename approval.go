@@ -6,7 +6,7 @@ package main
 
 import (
 	"errors"
-	"fmt"
+	"strings"
 )
 
 // invocationMethod is the Invocation exchange for askDevice: the response
@@ -32,27 +32,31 @@ func invocationOutcome(resp *invocationResponse, err error) (*invocationResponse
 	case err == nil:
 		return resp, nil
 	case resp == nil && errors.As(err, &answered):
-		return nil, fmt.Errorf("%v; the command did not run", err)
+		return nil, err
 	}
 	return nil, err
 }
 
-// describeDenial words each denial reason for the person or agent that ran
-// agentknock; the device's message is shown as the device sent it, escaped.
-func describeDenial(d deviceDenial) string {
+// denialError words each denial reason for the person or agent that ran
+// agentknock, with its failure class. The device's message is shown as
+// the device sent it, escaped, once: not when it only repeats what the
+// reason already says.
+func denialError(d deviceDenial) error {
 	var text string
+	class := failDenied
 	switch d.Reason {
 	case denialUserDenied:
-		text = "The request was denied on the device"
+		text, class = "The request was denied on the device", failDeniedByPerson
 	case denialPolicyDenied:
-		text = "The device's policy denied the request"
+		text, class = "The device's policy denied the request", failDeniedByPolicy
 	case denialInvalidRequest:
-		text = "The device refused the request as invalid"
+		text, class = "The device refused the request as invalid", failInvalidRequest
 	default:
 		text = "The device denied the request"
 	}
-	if d.Message != "" {
-		text += ": " + printable(d.Message)
+	message := strings.TrimSpace(printable(d.Message))
+	if bare := strings.TrimRight(message, ". "); bare != "" && !strings.EqualFold(bare, text) {
+		text += ": " + message
 	}
-	return text + ". The command did not run."
+	return classify(class, errors.New(sentence(text)))
 }

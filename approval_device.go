@@ -5,15 +5,13 @@
 
 package main
 
-import "fmt"
-
 // requestApproval returns the checked approval and its invocation id (the
 // request id, which later SSH and Git exchanges name). The pairing was read,
 // and its relay dialed, while the request was prepared.
 func requestApproval(home string, ahead *pairingAhead, inv invocationRequest, watch *signalWatch, out *output) (*invocationResponse, ULID, error) {
 	p, err := ahead.pairing(home, out)
 	if err != nil {
-		return nil, ULID{}, fmt.Errorf("%v. Agentknock did not contact the device", err)
+		return nil, ULID{}, beforeContact(err)
 	}
 	traceStep("pairing read")
 	resp, id, err := askDevice(home, p, invocationMethod(inv, ahead.relay), watch, out)

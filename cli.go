@@ -62,7 +62,7 @@ func newRunFlagSet(o *runOptions, routes *[][]string) *flag.FlagSet {
 	fs.Func("secret", "", secret)
 	fs.Func("reason", "", func(v string) error {
 		if v == "" {
-			return errors.New("the reason cannot be empty")
+			return errEmptyReason
 		}
 		o.Reason = v
 		return nil
@@ -114,13 +114,42 @@ func groupRoutingOperands(fs *flag.FlagSet, args []string) ([]string, int, error
 			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 				continue
 			}
-			if i+1 < len(args) {
-				i++
-				out = append(out, args[i])
+			// The flag package would take the "--" as the value.
+			if i+1 >= len(args) || args[i+1] == "--" {
+				return nil, -1, usagef("%s needs a value: %s %s", a, a, optionValueName(name))
 			}
+			i++
+			out = append(out, args[i])
 		}
 	}
 	return out, -1, nil
+}
+
+// optionValueName names the value of a run option in messages.
+func optionValueName(name string) string {
+	if name == "reason" {
+		return "TEXT"
+	}
+	return "SECRET"
+}
+
+// errEmptyReason: --reason with an empty TEXT.
+var errEmptyReason = errors.New("--reason needs a non-empty TEXT (it is shown to the approver); leave --reason out to send no reason")
+
+// flagError words an error of the flag package as this client's other
+// usage errors, not in the flag package's terms.
+func flagError(err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, errEmptyReason.Error()) {
+		return usagef("%s", errEmptyReason)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return usagef("unknown option -%s", name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return usagef("-%s needs a value", name)
+	}
+	return usagef("%s", strings.TrimPrefix(msg, "invalid value "))
 }
 
 func routingOperandNames(name string) string {
@@ -148,7 +177,7 @@ func parseRunArgs(args []string) (*runOptions, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "invalid value "))
+		return nil, flagError(err)
 	}
 	consumed := len(grouped) - len(fs.Args())
 	if dash < 0 || consumed != dash+1 {

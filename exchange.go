@@ -35,7 +35,7 @@ func relayURLFor(stored string) (relayEndpoint, error) {
 	}
 	u, err := parseRelayURL(raw)
 	if err != nil {
-		return relayEndpoint{}, err
+		return relayEndpoint{}, classify(failRelayAddress, err)
 	}
 	return relayEndpoint{BaseURL: u}, nil
 }
@@ -48,7 +48,12 @@ type deviceCall struct {
 }
 
 // relayProgress turns transport events into request stages; the ones
-// without a stage (a reconnection) are --verbose details.
+// without a stage (a reconnection) are --verbose details. Stages only
+// advance (output.setStage): a reconnection after the device received the
+// request does not go back to waiting for delivery. A response is
+// "received" for the user only once it passed the client's checks
+// (askDevice sets that stage), so nothing says "Confirming receipt" of a
+// response the client then refuses.
 func relayProgress(out *output) relayOptions {
 	return relayOptions{Progress: func(event string) {
 		traceStep("relay: " + event)
@@ -58,7 +63,7 @@ func relayProgress(out *output) relayOptions {
 		case "device received request":
 			out.setStage(stageWaitingForResponse)
 		case "response received":
-			out.setStage(stageCompleting)
+			out.detail("relay: %s", event)
 		default:
 			out.detail("relay: %s", event)
 		}
@@ -132,6 +137,9 @@ func askDevice[R checkedResponse](home string, p *pairingState, m pairedMethod[R
 		return zero, id, &answeredError{err: failure}
 	}
 	completion, err := m.settle(r)
+	if completion != nil {
+		out.setStage(stageCompleting)
+	}
 	if completion == nil {
 		if err == nil {
 			err = errors.New("the client could not act on the response")
@@ -153,7 +161,7 @@ func askDevice[R checkedResponse](home string, p *pairingState, m pairedMethod[R
 // (Invocation, SshAuthenticate, GitSign): the completion repeats it.
 func approvedOrDenied(outcome responseOutcome, denial deviceDenial) (any, error) {
 	if outcome == outcomeDenied {
-		return newDeniedCompletion(denial), errors.New(describeDenial(denial))
+		return newDeniedCompletion(denial), denialError(denial)
 	}
 	return newApprovedCompletion(), nil
 }
@@ -224,21 +232,25 @@ func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload
 	traceStep("relay: response handed over")
 	plaintext, report, err := openPairedResponse(x, raw)
 	if report != nil {
+		if report.Code == reportAuthenticationFailed {
+			noteKeyRefused(home, p.ClientID, out)
+		}
 		if durable != nil {
 			call.close()
-			return nil, nil, fmt.Errorf("the relay delivered an unauthenticated error report (%s: %s); it may come from the device or be forged by the relay; %s", printable(report.Code), printable(report.Message), durable.rerunAdvice())
+			return nil, nil, unauthenticatedReport(report.Code, report.Message, "; "+durable.rerunAdvice())
 		}
 		call.abort(abortOther, "unauthenticated error report", out)
-		return nil, nil, fmt.Errorf("the relay delivered an unauthenticated error report (%s: %s); it may come from the device or be forged by the relay", printable(report.Code), printable(report.Message))
+		return nil, nil, unauthenticatedReport(report.Code, report.Message, "")
 	}
 	if err != nil {
 		call.abort(abortInvalidResponse, "the response could not be authenticated", out)
-		return nil, nil, fmt.Errorf("the device's response could not be authenticated (%v)", err)
+		return nil, nil, classify(failResponseInvalid, fmt.Errorf("the device's response could not be authenticated (%v)", err))
 	}
 	// A response that opened under the current PSK confirms a pending
-	// rotation: the device now holds the same PSK.
-	if rotationKey != "" {
-		if err := confirmRotation(home, rotationKey); err != nil {
+	// rotation (the device now holds the same PSK) and ends an earlier
+	// refusal of the key.
+	if rotationKey != "" || p.KeyRefusedAt != 0 {
+		if err := confirmKey(home, rotationKey, out); err != nil {
 			out.failure("%v", err)
 		}
 	}
@@ -333,18 +345,6 @@ func (c *deviceCall) abort(reason, message string, out *output) {
 	}
 }
 
-// reportCallError reports a failed device call and returns the exit status:
-// 128+N for signal N (what was cancelled is said in cancelled), else 1.
-func reportCallError(err error, cancelled string, out *output) int {
-	var intr *interrupted
-	if errors.As(err, &intr) {
-		out.failure("%v; %s", err, cancelled)
-		return exitStatusFor(intr.sig)
-	}
-	out.failure("%v", err)
-	return 1
-}
-
 // describeRelayError words transport failures for the user.
 func describeRelayError(err error) error {
 	switch {
@@ -366,18 +366,18 @@ func activePairing(home string, out *output) (*pairingState, error) {
 // checkActivePairing is activePairing for a pairing file already read.
 func checkActivePairing(home string, p *pairingState, err error, out *output) (*pairingState, error) {
 	if errors.Is(err, errNoPairing) {
-		//lint:ignore ST1005 the reference client's wording, which its tests and scripts look for
-		return nil, fmt.Errorf("Agentknock isn't paired with a device; run `agentknock pairing start ADDRESS` first")
+		//lint:ignore ST1005 "Agentknock" is a name, and the line starts the report
+		return nil, classify(failNotPaired, errors.New("Agentknock isn't paired with a device"))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if p.Pending {
-		//lint:ignore ST1005 the reference client's wording
-		return nil, fmt.Errorf("Pairing is waiting for confirmation; run `agentknock pairing finish` after approving it on the device")
+		//lint:ignore ST1005 the line starts the report, as the reference's does
+		return nil, classify(failPairingPending, errors.New("Pairing is waiting for confirmation on the device"))
 	}
 	if p.RotationKey == "" && time.Since(time.Unix(int64(p.RotatedAt), 0)) > pskRotationInterval {
-		if rotated, err := rotatePSK(home, p.ClientID); err != nil {
+		if rotated, err := rotatePSK(home, p.ClientID, out); err != nil {
 			return nil, err
 		} else if rotated != nil {
 			out.detail("rotating the pairing key")
@@ -429,8 +429,8 @@ func (a *pairingAhead) close() {
 
 // rotatePSK derives and stores the next PSK and its rotation_key under the
 // lock; it is sent with every request until a response confirms it.
-func rotatePSK(home string, clientID ULID) (*pairingState, error) {
-	s, err := lockStateDir(home)
+func rotatePSK(home string, clientID ULID, out *output) (*pairingState, error) {
+	s, err := lockStateDirFor(home, out)
 	if err != nil {
 		return nil, err
 	}
@@ -456,19 +456,65 @@ func rotatePSK(home string, clientID ULID) (*pairingState, error) {
 	return p, nil
 }
 
-// confirmRotation clears rotation_key if it is still the one just confirmed.
-func confirmRotation(home, rotationKey string) error {
-	s, err := lockStateDir(home)
+// confirmKey records an authenticated response: rotation_key is cleared if
+// it is still the one just confirmed, and key_refused_at in any case.
+func confirmKey(home, rotationKey string, out *output) error {
+	s, err := lockStateDirFor(home, out)
 	if err != nil {
 		return err
 	}
 	defer s.unlock()
 	p, err := readPairingFile(home)
-	if err != nil || p.RotationKey != rotationKey {
+	if err != nil || (p.RotationKey != rotationKey && p.KeyRefusedAt == 0) {
 		return err
 	}
-	p.RotationKey = ""
+	if p.RotationKey == rotationKey {
+		p.RotationKey = ""
+	}
+	p.KeyRefusedAt = 0
 	return s.writePairing(p)
+}
+
+// reportAuthenticationFailed is the report a device sends for a request it
+// cannot authenticate (client-device-protocol.md, "Unauthenticated error
+// reports"): with this client's keys, because another copy of this home
+// rotated the PSK, or because the pairing was replaced on the device.
+const reportAuthenticationFailed = "AUTHENTICATION_FAILED"
+
+// unauthenticatedReport words an error report that did not come with the
+// device's authentication, classified by its code.
+func unauthenticatedReport(code, message, advice string) error {
+	err := fmt.Errorf("the relay delivered an unauthenticated error report (%s: %s); it may come from the device or be forged by the relay%s", printable(code), printable(message), advice)
+	switch code {
+	case reportAuthenticationFailed:
+		return classify(failKeyRefused, fmt.Errorf("%w. If it is the device's, the device no longer accepts this client's key: another copy of this Agentknock home may have rotated it, or the pairing was replaced on the device", err))
+	case "UNSUPPORTED_PROTOCOL_VERSION":
+		return classify(failProtocolVersion, err)
+	}
+	return classify(failUnauthenticated, err)
+}
+
+// noteKeyRefused records in the pairing that the device (or, since the
+// report is unauthenticated, possibly the relay) refused this client's
+// key, so that `pairing status` says so and what to do. The keys and a
+// pending rotation stay as they are: a forged report must not break a
+// pairing that works, and the next authenticated response clears the
+// note (confirmKey).
+func noteKeyRefused(home string, clientID ULID, out *output) {
+	s, err := lockStateDirFor(home, out)
+	if err != nil {
+		out.detail("cannot note the refused key: %v", err)
+		return
+	}
+	defer s.unlock()
+	p, err := readPairingFile(home)
+	if err != nil || p.ClientID != clientID {
+		return
+	}
+	p.KeyRefusedAt = uint64(time.Now().Unix())
+	if err := s.writePairing(p); err != nil {
+		out.detail("cannot note the refused key: %v", err)
+	}
 }
 
 // checkedResponse is any method's checked response; nil-safe.
@@ -506,12 +552,12 @@ func responseFailure(err error, r checkedResponse) (completion resultCompletion,
 	switch {
 	case errors.Is(err, errInvalidResponse):
 		return newAbortedCompletion(abortInvalidResponse, "the response failed the client's checks"),
-			fmt.Errorf("the device's response is invalid (%v)", err)
+			classify(failResponseInvalid, fmt.Errorf("the device's response is invalid (%v)", err))
 	case err != nil:
 		return newAbortedCompletion(abortClientError, "the client could not check the response"), err
 	case outcome == outcomeDeviceError:
 		return newDeviceErrorCompletion(devErr),
-			fmt.Errorf("the device reported an error: %s: %s", printable(devErr.Code), printable(devErr.Message))
+			classify(failDeviceError, fmt.Errorf("the device reported an error: %s: %s", printable(devErr.Code), printable(devErr.Message)))
 	}
 	return resultCompletion{}, nil
 }

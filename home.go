@@ -20,13 +20,13 @@ func stateHome(flagValue string) (string, error) {
 	}
 	if v, ok := os.LookupEnv("AGENTKNOCK_HOME"); ok {
 		if v == "" || !filepath.IsAbs(v) {
-			return "", fmt.Errorf("AGENTKNOCK_HOME must be a non-empty absolute path, not %q", v)
+			return "", classify(failHomeNotSet, fmt.Errorf("AGENTKNOCK_HOME must be a non-empty absolute path, not %q", v))
 		}
 		return filepath.Clean(v), nil
 	}
 	home := os.Getenv("HOME")
 	if home == "" || !filepath.IsAbs(home) {
-		return "", fmt.Errorf("HOME is not set to an absolute path; use --agentknock-home DIR or AGENTKNOCK_HOME")
+		return "", classify(failHomeNotSet, fmt.Errorf("HOME is not set to an absolute path, so Agentknock cannot find its pairing"))
 	}
 	return filepath.Join(home, ".agentknock"), nil
 }

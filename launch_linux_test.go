@@ -275,7 +275,7 @@ func TestReleaseBuildHasNoTestApproval(t *testing.T) {
 	if !bytes.Contains(test, []byte("AGENTKNOCK_TEST_APPROVAL")) {
 		t.Fatal("the marker is not in the test build either; this test proves nothing")
 	}
-	version, err := exec.Command(out, "--version").Output()
+	version, err := exec.Command(out, "--version", "--verbose").Output()
 	if err != nil || !strings.Contains(string(version), "signal state: exact") {
 		t.Fatalf("release build: %v %q", err, version)
 	}

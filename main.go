@@ -50,7 +50,7 @@ Usage:
   agentknock pairing start ADDRESS | finish | abort | status | remove [--force]
   agentknock secret list | upload NAME [SOURCES]
   agentknock completion bash | zsh | fish
-  agentknock --help | --version | -V
+  agentknock -h | --help | --version | -V [--verbose]
 
 Agentknock selects and inspects COMMAND, sends the device the secret names,
 the reason, the command and its arguments, the working directory, the
@@ -84,7 +84,10 @@ stand):
   --agentknock-home DIR        State directory (default: $AGENTKNOCK_HOME,
                                else $HOME/.agentknock). The command's own
                                HOME and AGENTKNOCK_HOME are left unchanged.
-  --quiet                      Only errors from Agentknock.
+  --quiet                      No messages from Agentknock at all, errors
+                               included, as with the reference client: the
+                               exit status says what happened. The
+                               command's own output is unchanged.
   --verbose                    Also report each stage of the exchange, the
                                variable names and launch details (never
                                values).
@@ -95,6 +98,11 @@ line every 30 seconds with the total elapsed time (none with --quiet).
 Variable names in routing options must be portable: letters, digits and _,
 not starting with a digit. If several secrets deliver the same variable,
 their values must be equal or the command does not run.
+
+When the command does not run, Agentknock says why in one line, then "The
+command didn't run.", then a line starting "Suggested action:" and, on
+lines of their own, the command to run next (for example "agentknock
+pairing start <PAIRING_ADDRESS>" when this client is not paired).
 
 Exit status: the command's own status once it runs; 1 when Agentknock stops
 before running it (not found, denied, changed during approval, ...); 2 for
@@ -117,6 +125,52 @@ signature the device approves separately, and Git SSH signing through a
 helper (gpg.ssh.program). Keys of an existing agent stay available unless
 --no-ssh-passthrough.
 `
+
+// shortUsageText is what -h prints: the forms and the options in a line
+// each; --help prints usageText, the full text (as the reference's -h and
+// --help differ).
+const shortUsageText = `agentknock: run a command with secrets approved on a paired device.
+
+Usage:
+  agentknock [run] -s SECRET [-s SECRET ...] [OPTIONS] -- COMMAND [ARG ...]
+  agentknock pairing start ADDRESS | finish | abort | status | remove [--force]
+  agentknock secret list | upload NAME [SOURCES]
+  agentknock completion bash | zsh | fish
+
+Options:
+  -s, --secret SECRET          Secret to use (repeat for more)
+  --reason TEXT                Why the command needs the secrets
+  --only-env SECRET VAR        Deliver only VAR of SECRET
+  --omit-env SECRET VAR        Deliver SECRET without VAR
+  --rename-env SECRET VAR NEW  Deliver VAR of SECRET as NEW
+  --stdin SECRET VAR           Write VAR of SECRET to the command's standard input
+  --no-ssh-agent               Provide no temporary SSH agent
+  --no-ssh-passthrough         Hide the existing SSH agent's keys
+  --no-git-sign                Provide no Git SSH signing
+  --agentknock-home DIR        State directory
+  --quiet                      No messages from Agentknock, errors included
+  --verbose                    Each stage, the variable names, launch details
+  -h, --help                   This summary; --help prints the full text
+  -V, --version                The version
+
+Pair first: agentknock pairing start ADDRESS, then agentknock pairing finish.
+`
+
+// shortHelpAsked says whether the help option among a run's arguments (up
+// to the "--") is -h rather than --help.
+func shortHelpAsked(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h":
+			return true
+		case "--help", "-help":
+			return false
+		}
+	}
+	return false
+}
 
 func main() {
 	// Git runs the signing helper under its own name (gitsign.go).
@@ -154,12 +208,19 @@ func agentknockMain(args []string) int {
 		return 2
 	}
 	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	case "-h":
+		fmt.Print(shortUsageText)
+		return 0
+	case "-help", "--help":
 		fmt.Print(usageText)
 		return 0
-	case "--version", "-V", "-version", "version":
-		// The first line is the reference client's form, which scripts read.
-		fmt.Printf("agentknock %s\n%s/%s, signal state: %s\n", clientVersion(), runtime.GOOS, runtime.GOARCH, cs.describe())
+	case "--version", "-V":
+		// One line, the reference client's form, which scripts compare
+		// whole; --verbose adds the platform and the signal state.
+		fmt.Printf("agentknock %s\n", clientVersion())
+		if g.Verbose {
+			fmt.Printf("platform: %s/%s\nsignal state: %s\n", runtime.GOOS, runtime.GOARCH, cs.describe())
+		}
 		return 0
 	case "completion":
 		return completionMain(args[1:])
@@ -180,7 +241,11 @@ func agentknockMain(args []string) int {
 	}
 	o, err := parseRunArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Print(usageText)
+		if shortHelpAsked(args) {
+			fmt.Print(shortUsageText)
+		} else {
+			fmt.Print(usageText)
+		}
 		return 0
 	}
 	if err != nil {

@@ -132,14 +132,16 @@ var (
 )
 
 // setStage records a stage; --verbose prints it when it changes. The
-// first stage starts the elapsed time.
+// first stage starts the elapsed time. A request's stages only advance:
+// an event that would take it back (a reconnection once the device has
+// the request) changes nothing.
 func (o *output) setStage(s requestStage) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.started.IsZero() {
 		o.started = time.Now()
 	}
-	if s == o.stage {
+	if s <= o.stage {
 		return
 	}
 	o.stage = s

@@ -53,6 +53,9 @@ func TestProgressLines(t *testing.T) {
 	o := &output{w: &b, messages: &runStageMessages}
 	o.setStage(stagePreparing)
 	o.setStage(stageWaitingForResponse)
+	// A reconnection reports "connected" again; the device still has the
+	// request, so the line does not go back to waiting for delivery.
+	relayProgress(o).Progress("connected")
 	if b.Len() != 0 {
 		t.Fatalf("stage changes printed %q without --verbose", b.String())
 	}

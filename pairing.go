@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -44,11 +45,14 @@ Examples:
 `
 
 func pairingMain(args []string, g globalOptions, cs callerState) int {
-	if len(args) == 0 || isHelp(args[0]) {
+	// Alone, `agentknock pairing` is a usage error: its help goes to
+	// standard error with exit status 2, as the reference writes it.
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, pairingUsage)
+		return 2
+	}
+	if isHelp(args[0]) {
 		fmt.Print(pairingUsage)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	sub := args[0]
@@ -110,11 +114,16 @@ func reportCommandError(err error, out *output) int {
 		return 0
 	case errors.As(err, &usage):
 		return reportUsage(err)
-	case errors.As(err, &intr):
+	}
+	// A failure of a known class gets its suggested action (diagnose.go).
+	if class, _ := classOf(err, failOther); class != failOther && class != failInterrupted {
+		out.stopped(stopReport{rerun: "this command"}, err, failOther)
+	} else {
 		out.failure("%v", err)
+	}
+	if errors.As(err, &intr) {
 		return exitStatusFor(intr.sig)
 	}
-	out.failure("%v", err)
 	return 1
 }
 
@@ -184,6 +193,7 @@ func pairingStart(home, address, relayFlag string, watch *signalWatch, out *outp
 	if err != nil {
 		return fmt.Errorf("the device's pairing response is invalid: %v", err)
 	}
+	out.setStage(stageCompleting)
 	host := pairingHost()
 	metadata, err := json.Marshal(newPairingMetadata(host.Hostname, host.MachineID, host.OSVersion))
 	if err != nil {
@@ -280,7 +290,7 @@ func requireNoPairing(home string) error {
 func pairingFinish(home string, watch *signalWatch, out *output) error {
 	p, err := readPairingFile(home)
 	if errors.Is(err, errNoPairing) {
-		return errors.New("there is no pending pairing; run `agentknock pairing start ADDRESS` first")
+		return classify(failNotPaired, errors.New("no pairing is waiting for confirmation"))
 	}
 	if err != nil {
 		return err
@@ -374,9 +384,17 @@ func pairingStatus(home string, out *output) error {
 	if err != nil {
 		return err
 	}
-	if p.Pending {
+	switch {
+	case p.Pending:
 		fmt.Print("Pairing status: waiting for confirmation.\nSuggested action: After you approve the pairing on the device, run:\nagentknock pairing finish\n")
-	} else {
+	case p.KeyRefusedAt != 0:
+		// noteKeyRefused: the device answered AUTHENTICATION_FAILED.
+		fmt.Printf("Pairing status: active, but the device refused this client's key.\n"+
+			"At %s the device (or the relay: the report was not authenticated) answered AUTHENTICATION_FAILED. "+
+			"Another copy of this Agentknock home may have rotated the key, or the pairing was replaced on the device.\n",
+			time.Unix(int64(p.KeyRefusedAt), 0).UTC().Format(time.RFC3339))
+		fmt.Println(strings.Join(pairAgain, "\n"))
+	default:
 		fmt.Println("Pairing status: active.")
 	}
 	if !out.verbose {
@@ -387,7 +405,10 @@ func pairingStatus(home string, out *output) error {
 		fmt.Printf("Relay: %s\n", p.RelayURL)
 	}
 	fmt.Printf("Key rotated: %s\n", time.Unix(int64(p.RotatedAt), 0).UTC().Format(time.RFC3339))
-	if p.RotationKey != "" {
+	switch {
+	case p.RotationKey != "" && p.KeyRefusedAt != 0:
+		fmt.Println("Key rotation: refused by the device")
+	case p.RotationKey != "":
 		fmt.Println("Key rotation: waiting for the device to confirm")
 	}
 	return nil
@@ -478,7 +499,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
+// isHelp: -h and --help ask for help; there is no help subcommand (the
+// reference's `agentknock pairing help` is an unknown command, exit 2).
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
 
 func reportUsageFor(command string, err error) int {
 	fmt.Fprintf(os.Stderr, "error: %v\n\nFor more information, try 'agentknock %s --help'.\n", err, command)

@@ -167,14 +167,20 @@ func (x *relayExchange) failed(ctx context.Context, reason string, atLeast time.
 	if stalled := time.Since(x.lastProgress); stalled >= x.opt.MaxStall {
 		return fmt.Errorf("%w: no progress for %v (the limit is %v): %s", errRelayUnavailable, stalled.Round(time.Second), x.opt.MaxStall, reason)
 	}
-	delay := x.opt.BackoffInitial
-	for i := 1; i < x.failures && delay < x.opt.BackoffMax; i++ {
-		delay *= 2
+	backoff := x.opt.BackoffInitial
+	for i := 1; i < x.failures && backoff < x.opt.BackoffMax; i++ {
+		backoff *= 2
 	}
-	delay = min(delay, x.opt.BackoffMax)
-	delay = max(delay, min(atLeast, relayMaxRetryAfter))
+	backoff = min(backoff, x.opt.BackoffMax)
+	delay := max(backoff, min(atLeast, relayMaxRetryAfter))
 	if stalled := time.Since(x.lastProgress); stalled+delay > x.opt.MaxStall {
-		return fmt.Errorf("%w: the relay asks to wait %v, which would pass %v without progress: %s", errRelayUnavailable, delay.Round(time.Millisecond), x.opt.MaxStall, reason)
+		// Whose wait it is: the relay's requested delay only when it is
+		// longer than this client's own backoff.
+		who := "the next retry, after this client's backoff of"
+		if delay > backoff {
+			who = "the relay asks to wait"
+		}
+		return fmt.Errorf("%w: %s %v, which would pass %v without progress: %s", errRelayUnavailable, who, delay.Round(time.Millisecond), x.opt.MaxStall, reason)
 	}
 	x.progress("reconnecting (" + reason + ")")
 	t := time.NewTimer(delay)

@@ -5,8 +5,9 @@ package main
 
 import (
 	"crypto/rand"
-	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 
@@ -17,21 +18,22 @@ import (
 // agentknock's exit status.
 func runCommand(o *runOptions, cs callerState) int {
 	out := newOutput(o.Quiet, o.Verbose)
-	notContacted := func(format string, args ...any) int {
-		out.failure(format, args...)
-		out.failure("Agentknock did not contact the device.")
+	// Before the request, a failure of each step has the class given here
+	// unless its error carries one (diagnose.go).
+	notContacted := func(err error, class failureClass) int {
+		out.stopped(runStopped(true), err, class)
 		return 1
 	}
 	home, err := stateHome(o.Home)
 	if err != nil {
-		return notContacted("%v", err)
+		return notContacted(err, failHomeNotSet)
 	}
 
 	// Steps 1-2: capture the directory and search path, then select, open,
 	// inspect and retain the executable.
 	wd, err := retainWorkdir()
 	if err != nil {
-		return notContacted("%v", err)
+		return notContacted(err, failWorkdir)
 	}
 	searchPath, ok := os.LookupEnv("PATH")
 	if !ok {
@@ -39,10 +41,10 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 	exe, err := selectExecutable(wd, o.Command[0], searchPath)
 	if err != nil {
-		return notContacted("%v", err)
+		return notContacted(err, failOther)
 	}
 	if err := exe.inspect(); err != nil {
-		return notContacted("%v", err)
+		return notContacted(err, failOther)
 	}
 
 	// The host must provide what this path uses before the device is asked
@@ -53,18 +55,18 @@ func runCommand(o *runOptions, cs callerState) int {
 	var self selfImage
 	if needs.service {
 		if self, err = retainSelfImage(); err != nil {
-			return notContacted("%v", err)
+			return notContacted(err, failHostUnsupported)
 		}
 	}
 	if err := checkHostFacilities(needs); err != nil {
-		return notContacted("%v", err)
+		return notContacted(err, failHostUnsupported)
 	}
 	// Step 7's one check that can fail on the inherited environment alone
 	// (an SSH secret adds Git settings after an existing GIT_CONFIG_COUNT)
 	// is made now, not after a person approved.
 	if !o.NoGitSign {
 		if err := checkGitConfigCount(os.Environ()); err != nil {
-			return notContacted("%v; unset it, or pass --no-git-sign", err)
+			return notContacted(fmt.Errorf("%v; unset it, or pass --no-git-sign", err), failOther)
 		}
 	}
 	// The command can run here: read the pairing and connect to the relay
@@ -100,16 +102,15 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 	token := make([]byte, invocationTokenSize)
 	if _, err := rand.Read(token); err != nil {
-		return notContacted("%v", err)
+		return notContacted(err, failOther)
 	}
 	chain := launcherChain()
 	traceStep("launcher chain")
 	inv, err := newInvocationRequest(requested, o.Reason, op, chain, token)
 	if err != nil {
-		return notContacted("%v", err)
+		return notContacted(err, failOther)
 	}
 	out.detail("executable: %s (%s, sha256 %s)", printable(exe.path), modeName(exe.script), hashText(exe.hash))
-	out.detail("signal state: %s", cs.describe())
 	traceStep("request built")
 
 	// Steps 3-4: the device exchange. SIGINT and SIGTERM cancel it.
@@ -117,14 +118,15 @@ func runCommand(o *runOptions, cs callerState) int {
 	traceStep("signal watch")
 	approval, invocationID, err := requestApproval(home, ahead, inv, watch, out)
 	if err != nil {
-		return reportCallError(err, "the command did not run.", out)
+		out.stopped(runStopped(false), err, failOther)
+		return exitStatusOf(err)
 	}
 
 	// Step 5: the invocation service delivers a value on standard input
 	// and provides the temporary SSH agent for an SSH secret.
 	svc, err := startServiceFor(approval, invocationID, token, home, self, o, out)
 	if err != nil {
-		out.failure("%v; the command did not run.", err)
+		out.stopped(runStopped(false), err, failServiceStart)
 		return 1
 	}
 
@@ -137,7 +139,7 @@ func runCommand(o *runOptions, cs callerState) int {
 		NoAgent:   o.NoSSHAgent,
 	})
 	if err != nil {
-		out.failure("%v; the command did not run.", err)
+		out.stopped(runStopped(false), err, failOther)
 		return 1
 	}
 
@@ -154,13 +156,13 @@ func runCommand(o *runOptions, cs callerState) int {
 	var changed *revalidationError
 	switch {
 	case errors.As(err, &intr):
-		out.failure("%v before the command started; it did not run.", err)
+		out.stopped(runStopped(false), fmt.Errorf("%w before the command started", err), failInterrupted)
 		return exitStatusFor(intr.sig)
 	case errors.As(err, &changed):
-		out.failure("%v", err)
+		out.stopped(runStopped(false), err, failCommandChanged)
 		return 1
 	}
-	out.failure("cannot run %s: %v", printable(o.Command[0]), err)
+	out.stopped(runStopped(false), fmt.Errorf("the device approved the request, but %s could not be started: %w", quoted(o.Command[0]), err), failExecFailed)
 	return 1
 }
 
@@ -198,11 +200,13 @@ func modeName(script bool) string {
 	return executableBinary
 }
 
+// hashText is the executable's hash as the device shows it (hexadecimal),
+// so that a person can compare the two by eye.
 func hashText(h []byte) string {
 	if h == nil {
 		return "unavailable: not readable"
 	}
-	return base64.StdEncoding.EncodeToString(h)
+	return hex.EncodeToString(h)
 }
 
 // startServiceFor starts the invocation service when the approval needs

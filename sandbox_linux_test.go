@@ -154,11 +154,11 @@ func TestBuildWithoutHookSaysItCannotKnow(t *testing.T) {
 	if msg, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, msg)
 	}
-	out, err := exec.Command(bin, "--version").Output()
+	out, err := exec.Command(bin, "--version", "--verbose").Output()
 	if err != nil || !strings.Contains(string(out), "approximate") || !strings.Contains(string(out), "closed cannot be told from /dev/null") {
 		t.Fatalf("--version without the hook: %v %q", err, out)
 	}
-	out, err = exec.Command(testBinary, "--version").Output()
+	out, err = exec.Command(testBinary, "--version", "--verbose").Output()
 	if err != nil || strings.Contains(string(out), "cannot be told") {
 		t.Fatalf("--version with the hook: %v %q", err, out)
 	}

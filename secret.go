@@ -224,14 +224,15 @@ func reportSecretUsage(err error) int { return reportUsageFor("secret", err) }
 // secretPairing resolves the home and reads its active pairing, reporting
 // a failure with nothingDone after it.
 func secretPairing(homeFlag, nothingDone string, out *output) (string, *pairingState, bool) {
+	report := stopReport{consequence: nothingDone, notContacted: true, rerun: "this command"}
 	home, err := stateHome(homeFlag)
 	if err != nil {
-		out.failure("%v", err)
+		out.stopped(report, err, failHomeNotSet)
 		return "", nil, false
 	}
 	p, err := activePairing(home, out)
 	if err != nil {
-		out.failure("%v. %s", err, nothingDone)
+		out.stopped(report, err, failOther)
 		return "", nil, false
 	}
 	return home, p, true
@@ -241,7 +242,7 @@ func secretPairing(homeFlag, nothingDone string, out *output) (string, *pairingS
 
 func runSecretList(o *secretListOptions, cs callerState) int {
 	out := newPlainOutput(o.Quiet, o.Verbose, &secretListStageMessages)
-	home, p, ok := secretPairing(o.Home, "Agentknock did not contact the device.", out)
+	home, p, ok := secretPairing(o.Home, "Agentknock didn't receive a secret list.", out)
 	if !ok {
 		return 1
 	}
@@ -250,11 +251,9 @@ func runSecretList(o *secretListOptions, cs callerState) int {
 	_, _, err := askDevice(home, p, secretListMethod(&listing), watch, out)
 	var answered *answeredError
 	switch {
-	case errors.As(err, &answered):
-		out.failure("secret list: %v", err)
-		return 1
-	case err != nil:
-		return reportCallError(err, "the secret list request was cancelled.", out)
+	case errors.As(err, &answered), err != nil:
+		out.stopped(stopReport{consequence: "Agentknock didn't receive a secret list.", rerun: "this command"}, err, failOther)
+		return exitStatusOf(err)
 	}
 	if _, err := os.Stdout.Write(listing); err != nil {
 		out.failure("cannot write the secret list: %v", err)

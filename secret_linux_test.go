@@ -343,8 +343,8 @@ func TestSecretListRefusals(t *testing.T) {
 	cases := []struct {
 		name, response, stderr, reason string
 	}{
-		{"invalid", `{"secrets":{"x":{"type":"environment","variables":"TOKEN"}}}`, "secret list: the device's response is invalid", abortInvalidResponse},
-		{"device error", `{"error":"INVALID_STATE","message":"locked \u001b[2J"}`, `the device reported an error: INVALID_STATE: locked \x1b[2J`, abortClientError},
+		{"invalid", `{"secrets":{"x":{"type":"environment","variables":"TOKEN"}}}`, "the device's response is invalid (invalid device response: secret \"x\": \"variables\" is not an array).\nAgentknock didn't receive a secret list.\nSuggested action: ", abortInvalidResponse},
+		{"device error", `{"error":"INVALID_STATE","message":"locked \u001b[2J"}`, "the device reported an error: INVALID_STATE: locked \\x1b[2J.\nAgentknock didn't receive a secret list.\nSuggested action: Read the device's error above", abortClientError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

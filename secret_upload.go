@@ -45,11 +45,9 @@ func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	resp, _, err := askDevice(home, p, secretUploadMethod(req), watch, out)
 	var answered *answeredError
 	switch {
-	case errors.As(err, &answered):
-		out.failure("secret upload: %v; it is unknown whether the device kept the upload", err)
-		return 1
-	case err != nil:
-		return reportCallError(err, "the secret upload was cancelled, but the device may have received it.", out)
+	case errors.As(err, &answered), err != nil:
+		out.stopped(stopReport{consequence: "Agentknock didn't receive confirmation that the device saved the upload; it may have received it. Check the device before you upload again.", rerun: "this command"}, err, failOther)
+		return exitStatusOf(err)
 	}
 	if resp.Outcome == outcomeDenied {
 		out.failure("The device rejected the secret upload: %s", printable(resp.Message))

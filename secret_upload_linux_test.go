@@ -77,8 +77,8 @@ func TestSecretUploadRefusals(t *testing.T) {
 		message                                string // the completion's, when not ""
 	}{
 		{"rejected", `{"result":"REJECTED","message":"name taken \u001b]0;x\u0007"}`, `The device rejected the secret upload: name taken \x1b]0;x\x07`, resultRejected, "", "name taken \x1b]0;x\x07"},
-		{"device error", `{"error":"INVALID_REQUEST","message":"bad"}`, "secret upload: the device reported an error: INVALID_REQUEST: bad", resultAborted, abortClientError, ""},
-		{"invalid", `{"result":"STORED"}`, "secret upload: the device's response is invalid", resultAborted, abortInvalidResponse, ""},
+		{"device error", `{"error":"INVALID_REQUEST","message":"bad"}`, "the device reported an error: INVALID_REQUEST: bad.\nAgentknock didn't receive confirmation that the device saved the upload", resultAborted, abortClientError, ""},
+		{"invalid", `{"result":"STORED"}`, "the device's response is invalid (invalid device response: unexpected result \"STORED\").\nAgentknock didn't receive confirmation", resultAborted, abortInvalidResponse, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

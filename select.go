@@ -190,17 +190,17 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 		}
 	}
 	if denied != "" {
-		return nil, fmt.Errorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", printable(denied))
+		return nil, classify(failCommandNotExecutable, fmt.Errorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", printable(denied)))
 	}
-	return nil, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath)
+	return nil, classify(failCommandNotFound, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath))
 }
 
 func describeOpenError(candidate string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return fmt.Errorf("command %s wasn't found", quoted(candidate))
+		return classify(failCommandNotFound, fmt.Errorf("command %s wasn't found", quoted(candidate)))
 	case errors.Is(err, errNotExecutable), errors.Is(err, unix.EACCES):
-		return fmt.Errorf("cannot run %s: permission denied or not an executable file", printable(candidate))
+		return classify(failCommandNotExecutable, fmt.Errorf("cannot run %s: permission denied or not an executable file", printable(candidate)))
 	case errors.Is(err, errPathNotUTF8):
 		return fmt.Errorf("cannot run %s: its path is not valid UTF-8, so it cannot be shown to the device", printable(candidate))
 	}

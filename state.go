@@ -9,8 +9,10 @@
 // Nothing here can block or grow without bound: files are opened with
 // O_NONBLOCK and must be regular, the file and the members kept unread have
 // size limits, a lock wait is reported after lockWaitNotice and given up
-// after lockWaitLimit, and the temporary files a crash leaves behind are
-// removed at the next write. The home and the file must belong to the user
+// after lockWaitLimit. A new file is written and synced while it has no
+// name (tmpfile_linux.go), so a crash then leaves no copy of the PSK; the
+// link a crash can leave between linkat and rename, or a temporary file
+// where no unnamed file can be linked, is removed at the next write. The home and the file must belong to the user
 // and not be writable by others, the checks OpenSSH makes of ~/.ssh
 // (https://man.openbsd.org/sshd_config#StrictModes).
 
@@ -18,7 +20,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +65,10 @@ type pairingState struct {
 	RotatedAt   uint64 `json:"rotated_at"`
 	RotationKey string `json:"rotation_key,omitempty"`
 	RelayURL    string `json:"relay_url,omitempty"`
+	// KeyRefusedAt is when the device last reported that it could not
+	// authenticate this client's requests (AUTHENTICATION_FAILED), in
+	// Unix seconds; ours, cleared by the next authenticated response.
+	KeyRefusedAt uint64 `json:"key_refused_at,omitempty"`
 	// Outstanding is the request a crash may have left unanswered
 	// (exchange_durable.go); ours, like relay_url.
 	Outstanding *outstandingRequest `json:"outstanding_request,omitempty"`
@@ -71,7 +79,7 @@ type pairingState struct {
 }
 
 // knownPairingMembers are pairingState's own members.
-var knownPairingMembers = []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url", "outstanding_request"}
+var knownPairingMembers = []string{"pending", "device_id", "client_id", "client_token", "client_psk", "device_key", "rotated_at", "rotation_key", "relay_url", "key_refused_at", "outstanding_request"}
 
 var errNoPairing = errors.New("no pairing")
 
@@ -83,12 +91,27 @@ type stateDir struct {
 }
 
 // lockStateDir creates the home (mode 0700) if needed, checks it and locks
-// it, waiting at most lockWaitLimit.
+// it, waiting at most lockWaitLimit. A wait is announced in a plain line,
+// as the pairing and secret commands write theirs.
 func lockStateDir(home string) (*stateDir, error) {
-	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit)
+	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit, func(line string) { fmt.Fprintln(os.Stderr, line) })
 }
 
-func lockStateDirWithin(home string, notice, limit time.Duration) (*stateDir, error) {
+// lockStateDirFor is lockStateDir announcing a wait through out: with the
+// "AGENTKNOCK: " prefix in a run, not at all with --quiet.
+func lockStateDirFor(home string, out *output) (*stateDir, error) {
+	return lockStateDirWithin(home, lockWaitNotice, lockWaitLimit, out.announce)
+}
+
+// announce prints a status line (not with --quiet): prefixed in a run,
+// plain in the pairing and secret commands.
+func (o *output) announce(line string) {
+	if !o.quiet {
+		o.print("%s", line)
+	}
+}
+
+func lockStateDirWithin(home string, notice, limit time.Duration, announce func(line string)) (*stateDir, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", home, err)
 	}
@@ -115,11 +138,11 @@ func lockStateDirWithin(home string, notice, limit time.Duration) (*stateDir, er
 		waited := time.Since(start)
 		if waited >= limit {
 			dir.Close()
-			return nil, fmt.Errorf("gave up after %s waiting for the lock on %s: another agentknock command is changing the pairing (if none is running, a stuck process holds it: see `fuser %s`)", limit, home, home)
+			return nil, classify(failStateLocked, fmt.Errorf("gave up after %s waiting for the lock on %s: another agentknock command is changing the pairing (if none is running, a stuck process holds it: see `fuser %s`)", limit, home, home))
 		}
 		if waited >= notice && !noticed {
 			noticed = true
-			fmt.Fprintf(os.Stderr, "%swaiting for the lock on %s: another agentknock command is changing the pairing (giving up after %s)\n", messagePrefix, home, limit)
+			announce(fmt.Sprintf("Waiting for the lock on %s: another agentknock command is changing the pairing (giving up after %s).", home, limit))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -137,15 +160,34 @@ func checkHomeDir(dir *os.File, home string) error {
 
 func checkHomeInfo(st os.FileInfo, home string) error {
 	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", home)
+		return classify(failHomeUnsafe, fmt.Errorf("%s is not a directory", home))
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return fmt.Errorf("bad ownership of %s: it belongs to uid %d, not to this user (uid %d)", home, sys.Uid, os.Geteuid())
+		return classify(failHomeUnsafe, fmt.Errorf("bad ownership of %s: it belongs to uid %d, not to this user (uid %d)", home, sys.Uid, os.Geteuid()))
 	}
-	if mode := st.Mode().Perm(); mode&0o022 != 0 {
-		return fmt.Errorf("bad permissions of %s: %04o lets others replace the pairing; run `chmod go-w %s`", home, mode, home)
+	if st.Mode().Perm()&0o022 != 0 {
+		return classifyWithFix(failHomeUnsafe, "chmod go-w "+shellWord(home),
+			fmt.Errorf("bad permissions of %s: %s lets others replace the pairing", home, octalMode(st)))
 	}
 	return nil
+}
+
+// octalMode is a file's mode as chmod(1) and ls(1) show it, with the
+// set-user-ID, set-group-ID and sticky bits: 1777, not 0777, for /tmp.
+func octalMode(st os.FileInfo) string {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%04o", uint32(sys.Mode)&0o7777)
+	}
+	return fmt.Sprintf("%04o", uint32(st.Mode().Perm()))
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting, so that a
+// suggested command can be pasted as shown.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (s *stateDir) unlock() { s.dir.Close() }
@@ -179,27 +221,28 @@ func readPairingFile(home string) (*pairingState, error) {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("pairing file %s is not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is not a regular file (%s)", path, fileKind(st.Mode())))
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("bad ownership of pairing file %s: it belongs to uid %d, not to this user (uid %d)", path, sys.Uid, os.Geteuid())
+		return nil, classify(failHomeUnsafe, fmt.Errorf("bad ownership of pairing file %s: it belongs to uid %d, not to this user (uid %d)", path, sys.Uid, os.Geteuid()))
 	}
-	if mode := st.Mode().Perm(); mode != 0o600 {
-		return nil, fmt.Errorf("pairing file %s has permissions %04o, but 0600 is required", path, mode)
+	if mode := st.Mode().Perm(); mode != 0o600 || st.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+		return nil, classifyWithFix(failPairingFileMode, "chmod 600 "+shellWord(path),
+			fmt.Errorf("pairing file %s has permissions %s, but 0600 is required", path, octalMode(st)))
 	}
 	if st.Size() > maxPairingFile {
-		return nil, fmt.Errorf("pairing file %s is %d bytes; a pairing file is at most %d KiB", path, st.Size(), maxPairingFile>>10)
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is %d bytes; a pairing file is at most %d KiB", path, st.Size(), maxPairingFile>>10))
 	}
 	var data bytes.Buffer
 	if _, err := data.ReadFrom(io.LimitReader(f, maxPairingFile+1)); err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	if data.Len() > maxPairingFile {
-		return nil, fmt.Errorf("pairing file %s is over %d KiB; a pairing file is at most that", path, maxPairingFile>>10)
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is over %d KiB; a pairing file is at most that", path, maxPairingFile>>10))
 	}
 	p, err := decodePairing(data.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("pairing file %s is not valid: %v", path, err)
+		return nil, classify(failPairingInvalid, fmt.Errorf("pairing file %s is not valid: %v", path, err))
 	}
 	return p, nil
 }
@@ -302,8 +345,7 @@ func encodePairing(p *pairingState) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// writePairing replaces the pairing atomically: a private temporary file in
-// the same directory, fsync, rename, fsync of the directory.
+// writePairing replaces the pairing atomically (writeFileAtomic).
 func (s *stateDir) writePairing(p *pairingState) error {
 	data, err := encodePairing(p)
 	if err != nil {
@@ -312,11 +354,38 @@ func (s *stateDir) writePairing(p *pairingState) error {
 	return writeFileAtomic(s.dir, s.pairingFilePath(), data)
 }
 
+// errUnnamedUnsupported: this system cannot write through an unnamed file
+// (tmpfile_linux.go); the named temporary file is used instead.
+var errUnnamedUnsupported = errors.New("unnamed temporary files are not supported here")
+
+// writeFileAtomic replaces path (in dir) with data, mode 0600: readers see
+// the old or the new file, never a part. The new content is written and
+// synced in a file without a name where the system allows it (so a crash
+// while it is written leaves no copy of a key behind), else in a private
+// temporary file in the same directory; then it is renamed over path and
+// the directory synced.
 func writeFileAtomic(dir *os.File, path string, data []byte) error {
 	removeStaleTemporaries(path)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	name := filepath.Base(path)
+	err := writeUnnamed(dir, name, "."+name+"."+randomSuffix(), data)
+	if errors.Is(err, errUnnamedUnsupported) {
+		err = writeNamedTemporary(path, data)
+	}
+	if err == nil {
+		err = dir.Sync()
+	}
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeNamedTemporary is writeFileAtomic where no unnamed file can be
+// linked: the temporary file has a name from creation to rename.
+func writeNamedTemporary(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	err = tmp.Chmod(0o600)
@@ -332,13 +401,15 @@ func writeFileAtomic(dir *os.File, path string, data []byte) error {
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
-	if err == nil {
-		err = dir.Sync()
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return err
+}
+
+// randomSuffix names the moment's link of an unnamed file, in the pattern
+// removeStaleTemporaries knows.
+func randomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // removeStaleTemporaries deletes the temporary files of writes a crash

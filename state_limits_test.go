@@ -64,21 +64,38 @@ func TestStateLockWaitGivesUp(t *testing.T) {
 	if err := unix.Flock(int(holder.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	s := withinGuard(t, "a lock wait", func() *stateDir {
-		s, lerr := lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond)
-		err = lerr
-		return s
-	})
-	if err == nil {
-		s.unlock()
-		t.Fatal("took a lock another process holds")
-	}
-	if !strings.Contains(err.Error(), "gave up after 300ms waiting for the lock on "+home) {
-		t.Fatalf("lock wait: %v", err)
+	// The wait is announced as the command's other lines are: prefixed
+	// "AGENTKNOCK: " in a run only (the reference's rule), plain in
+	// `pairing start` and the other commands, not at all with --quiet.
+	for _, c := range []struct {
+		out  *output
+		want string
+	}{
+		{&output{}, messagePrefix + "Waiting for the lock on " + home},
+		{&output{plain: true}, "Waiting for the lock on " + home},
+		{&output{quiet: true}, ""},
+	} {
+		var b strings.Builder
+		c.out.w = &b
+		s := withinGuard(t, "a lock wait", func() *stateDir {
+			s, lerr := lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond, c.out.announce)
+			err = lerr
+			return s
+		})
+		if err == nil {
+			s.unlock()
+			t.Fatal("took a lock another process holds")
+		}
+		if !strings.Contains(err.Error(), "gave up after 300ms waiting for the lock on "+home) {
+			t.Fatalf("lock wait: %v", err)
+		}
+		if got := b.String(); (c.want == "" && got != "") || !strings.HasPrefix(got, c.want) {
+			t.Fatalf("the wait was announced as %q, want %q", got, c.want)
+		}
 	}
 	// Released, the lock is taken at once.
 	holder.Close()
-	s, err = lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond)
+	s, err := lockStateDirWithin(home, 50*time.Millisecond, 300*time.Millisecond, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

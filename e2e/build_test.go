@@ -11,15 +11,15 @@ import (
 
 func TestReleaseBuild(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(agentknockBin, "--version").Output()
+	out, err := exec.Command(agentknockBin, "--version", "--verbose").Output()
 	if err != nil {
-		t.Fatalf("agentknock --version: %v", err)
+		t.Fatalf("agentknock --version --verbose: %v", err)
 	}
 	want := "signal state: exact"
 	if runtime.GOOS != "linux" {
 		want = "signal state: approximate"
 	}
 	if !strings.Contains(string(out), want) {
-		t.Fatalf("agentknock --version:\n%s\nwant %q", out, want)
+		t.Fatalf("agentknock --version --verbose:\n%s\nwant %q", out, want)
 	}
 }

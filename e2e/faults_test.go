@@ -68,11 +68,15 @@ func TestRelayFaultsRefused(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		faults, applied, says, reason string
-		warmup                        bool // a first exchange whose response gets replayed
+		warmup                        bool   // a first exchange whose response gets replayed
+		action                        string // the suggested action
 	}{
-		{"forge-error:response:1", "fault forge-error applied", "unauthenticated error report", "OTHER", false},
-		{"corrupt-response:response:1", "fault corrupt-response applied", "could not be authenticated", "INVALID_RESPONSE", false},
-		{"replay-response:response:1", "fault replay-response: exchange", "could not be authenticated", "INVALID_RESPONSE", true},
+		{"forge-error:response:1", "fault forge-error applied", "unauthenticated error report", "OTHER", false,
+			"Suggested action: Use Agentknock and device software that support the same protocol version."},
+		{"corrupt-response:response:1", "fault corrupt-response applied", "could not be authenticated", "INVALID_RESPONSE", false,
+			"Suggested action: Run the command again. If it fails the same way, check the device software and the relay."},
+		{"replay-response:response:1", "fault replay-response: exchange", "could not be authenticated", "INVALID_RESPONSE", true,
+			"Suggested action: Run the command again. If it fails the same way, check the device software and the relay."},
 	} {
 		t.Run(tc.faults, func(t *testing.T) {
 			t.Parallel()
@@ -84,9 +88,13 @@ func TestRelayFaultsRefused(t *testing.T) {
 				w.waitLog(`completion .*: Invocation APPROVED$`)
 			}
 			marker := w.markerPath("ran")
-			r := w.agentknock("-s", "demo", "--", "touch", marker)
+			r := w.agentknock("--verbose", "-s", "demo", "--", "touch", marker)
 			if r.code != 1 || exists(marker) || !strings.Contains(r.stderr, tc.says) {
 				t.Fatalf("run through a tampering relay: %s\nserve log:\n%s", r, clip(w.log()))
+			}
+			// A response the client refuses is not reported as received.
+			if strings.Contains(r.stderr, "Confirming receipt") || !strings.Contains(r.stderr, "\nAGENTKNOCK: The command didn't run.\nAGENTKNOCK: "+tc.action+"\n") {
+				t.Fatalf("the refused response's report: %s", r)
 			}
 			if len(w.waitLog(tc.applied)) != 1 {
 				t.Fatalf("the fault was applied more than once; serve log:\n%s", clip(w.log()))

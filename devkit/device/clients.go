@@ -27,7 +27,7 @@ func ListClients(stateDir string) ([]ClientInfo, error) {
 		})
 		now := time.Now()
 		st.eachPairing(func(p *pairingAttempt) {
-			if p.pending() && now.Before(p.CreatedAt.Add(pairingTimeout)) {
+			if p.pending() && now.Before(p.deadline()) {
 				ci := ClientInfo{ClientID: p.ClientID, State: "pending", PairedAt: p.CreatedAt}
 				if p.Metadata != nil {
 					ci.Hostname = p.Metadata.Hostname
@@ -47,6 +47,27 @@ func ListClients(stateDir string) ([]ClientInfo, error) {
 		return strings.Compare(a.ClientID, b.ClientID)
 	})
 	return out, err
+}
+
+// UnfinishedPairings lists the pairings confirmed on the device that no
+// client has finished yet (`agentknock pairing finish`), which hold the
+// device's one pairing slot until activationTimeout; `agentknock-device
+// pairing reject` ends them with RevokeClient.
+func UnfinishedPairings(stateDir string, now time.Time) ([]string, error) {
+	var ids []string
+	err := transact(stateDir, func(t *txn) error {
+		st, err := t.state()
+		if err != nil {
+			return err
+		}
+		st.eachPairing(func(p *pairingAttempt) {
+			if p.Status == pairAwaitActivation && now.Before(p.deadline()) {
+				ids = append(ids, p.ClientID)
+			}
+		})
+		return nil
+	})
+	return ids, err
 }
 
 // RevokeClient revokes an active binding (erasing its PSKs) or rejects a

@@ -329,7 +329,7 @@ func (s *stateTx) expire(kind byte, key string, now time.Time) {
 		}
 	case dueTimeout:
 		if p := s.pairing(key); p != nil && p.pending() {
-			if end := p.CreatedAt.Add(pairingTimeout); now.After(end) {
+			if end := p.deadline(); now.After(end) {
 				p.Status = pairRejected
 				p.DecidedAt = &now
 			} else {

@@ -167,6 +167,9 @@ func (d *Device) Close() error {
 
 // Revoke revokes a client in the state directory, cancels its pending
 // approvals and tells the relay, which closes the client's connections.
+// UnfinishedPairings is UnfinishedPairings of the device's state.
+func (d *Device) UnfinishedPairings() ([]string, error) { return UnfinishedPairings(d.dir, d.now()) }
+
 func (d *Device) Revoke(clientID string) error {
 	if err := RevokeClient(d.dir, clientID); err != nil {
 		return err

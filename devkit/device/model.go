@@ -56,6 +56,12 @@ const (
 // slot), so an abandoned attempt cannot block pairing forever.
 const pairingTimeout = 30 * time.Minute
 
+// activationTimeout ends a pairing that was confirmed on the device but
+// that no client finished (`agentknock pairing finish`) this long after
+// the confirmation: a client that went away after `pairing start` blocks
+// new pairings only this long, not for the rest of pairingTimeout.
+const activationTimeout = 5 * time.Minute
+
 type pairingAttempt struct {
 	ClientID     string           `json:"client_id"`
 	Status       string           `json:"status"`
@@ -67,6 +73,23 @@ type pairingAttempt struct {
 	Metadata     *pairingMetadata `json:"metadata,omitempty"`
 	CreatedAt    time.Time        `json:"created_at"`
 	DecidedAt    *time.Time       `json:"decided_at,omitempty"`
+}
+
+// deadline is when a pending attempt ends: pairingTimeout after it began,
+// or activationTimeout after its confirmation if that comes first.
+func (p *pairingAttempt) deadline() time.Time {
+	end := p.CreatedAt.Add(pairingTimeout)
+	if p.Status == pairAwaitActivation && p.DecidedAt != nil {
+		end = minTime(end, p.DecidedAt.Add(activationTimeout))
+	}
+	return end
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func (p *pairingAttempt) pending() bool {

@@ -14,12 +14,13 @@ import (
 	"agentknock.dev/agentknock/devkit/relay"
 )
 
-// expirePairings ends pending attempts older than pairingTimeout. The
-// pending PSK is kept, because it can still only authenticate a
-// PairingFinish, which then gets REJECTED.
+// expirePairings ends pending attempts past their deadline (pairingTimeout,
+// or activationTimeout after a confirmation). The pending PSK is kept,
+// because it can still only authenticate a PairingFinish, which then gets
+// REJECTED.
 func expirePairings(st *stateTx, now time.Time) {
 	st.eachPairing(func(p *pairingAttempt) {
-		if p.pending() && now.After(p.CreatedAt.Add(pairingTimeout)) {
+		if p.pending() && now.After(p.deadline()) {
 			p.Status = pairRejected
 			p.DecidedAt = &now
 		}
@@ -251,6 +252,9 @@ func (d *Device) decidePairing(clientID string) {
 			a.Status = pairRejected
 		}
 		a.DecidedAt = &now
+		if ok {
+			st.due(a.deadline(), dueTimeout, clientID)
+		}
 		return nil
 	})
 	if err != nil {

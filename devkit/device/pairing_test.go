@@ -240,3 +240,81 @@ func TestAbandonedPairingExpires(t *testing.T) {
 		t.Fatalf("clients %+v", clients)
 	}
 }
+
+// pairingRequestError sends a new pairing request and returns its clear
+// error code ("" when the device accepted it).
+func (h *harness) pairingRequestError() string {
+	h.t.Helper()
+	cid := newULID(h.clock.now())
+	req := mustJSON(h.t, map[string]string{"version": "agentknock-v1", "commitment": b64(make([]byte, 32))})
+	h.dev.Deliver(relay.Message{AddressID: h.dev.AddressID(), ClientID: cid.String(), RequestID: cid.String(), Kind: "request", Payload: req})
+	var e errorBody
+	json.Unmarshal(h.pub.responses(h.t, cid.String(), cid.String(), 1)[0], &e)
+	return e.Error
+}
+
+// confirmedUnfinished starts a pairing that the approver confirms and no
+// client finishes, and waits until the device holds it confirmed.
+func (h *harness) confirmedUnfinished() *testClient {
+	h.t.Helper()
+	c, _ := h.startPairing(nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ids, err := UnfinishedPairings(h.dir, h.clock.now())
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if len(ids) == 1 && ids[0] == c.clientID.String() {
+			return c
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the pairing was not confirmed: %v", ids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A pairing confirmed on the device whose client went away (its home
+// deleted after `pairing start`) holds the pairing slot only
+// activationTimeout, not pairingTimeout; then it is rejected.
+func TestConfirmedPairingNoClientFinishesExpires(t *testing.T) {
+	h := newHarness(t)
+	c := h.confirmedUnfinished()
+	if code := h.pairingRequestError(); code != clearPairingBusy {
+		t.Fatalf("a new pairing while the confirmed one waits: %q, want %s", code, clearPairingBusy)
+	}
+	h.clock.advance(activationTimeout + time.Second)
+	if activationTimeout >= pairingTimeout {
+		t.Fatalf("activationTimeout %v is not shorter than pairingTimeout %v", activationTimeout, pairingTimeout)
+	}
+	if ids, _ := UnfinishedPairings(h.dir, h.clock.now()); len(ids) != 0 {
+		t.Fatalf("still unfinished after activationTimeout: %v", ids)
+	}
+	n := h.pair()
+	if res := c.call("PairingFinish", nil); res["result"] != "REJECTED" {
+		t.Fatalf("PairingFinish of the expired pairing: %v", res)
+	}
+	if clients, _ := ListClients(h.dir); len(clients) != 1 || clients[0].ClientID != n.clientID.String() {
+		t.Fatalf("clients %+v", clients)
+	}
+}
+
+// `agentknock-device pairing reject` ends such a pairing at once: the
+// control server revokes each of UnfinishedPairings.
+func TestConfirmedPairingNoClientFinishesCanBeRejected(t *testing.T) {
+	h := newHarness(t)
+	c := h.confirmedUnfinished()
+	ids, err := h.dev.UnfinishedPairings()
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("UnfinishedPairings: %v, %v", ids, err)
+	}
+	if err := h.dev.Revoke(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.pairingRequestError(); code != "" {
+		t.Fatalf("a new pairing after the reject: %q", code)
+	}
+	if res := c.call("PairingFinish", nil); res["result"] != "REJECTED" {
+		t.Fatalf("PairingFinish of the rejected pairing: %v", res)
+	}
+}

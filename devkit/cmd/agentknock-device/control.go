@@ -100,6 +100,8 @@ func listenControl(stateDir string) (net.Listener, error) {
 type controlServer struct {
 	ap     *approver
 	revoke func(clientID string) error
+	// unfinished lists pairings confirmed here that no client finished.
+	unfinished func() ([]string, error)
 }
 
 func (s *controlServer) serve(ln net.Listener) {
@@ -157,6 +159,11 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 		msg, err = s.ap.confirmPairing(req.SAS, how)
 	case "pairing-reject":
 		msg, err = s.ap.rejectPairings(how)
+		// With no code waiting to be compared, a pairing confirmed here
+		// that no client finished is what holds the slot: end it.
+		if errors.Is(err, errNoPairing) && s.unfinished != nil {
+			msg, err = s.rejectUnfinished()
+		}
 	case "revoke":
 		if err = s.revoke(req.ClientID); err == nil {
 			msg = "revoked client " + req.ClientID
@@ -168,6 +175,23 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 		return failure(err)
 	}
 	return controlResponse{OK: true, Message: msg}
+}
+
+// rejectUnfinished ends the confirmed pairings that no client finished.
+func (s *controlServer) rejectUnfinished() (string, error) {
+	ids, err := s.unfinished()
+	if err != nil {
+		return "", err
+	}
+	if len(ids) == 0 {
+		return "", errNoPairing
+	}
+	for _, id := range ids {
+		if err := s.revoke(id); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("rejected %d confirmed pairing(s) that no client finished; new pairings can start", len(ids)), nil
 }
 
 func failure(err error) controlResponse {

@@ -237,7 +237,10 @@ const helpPairing = `pairing confirm "dddd dddd dddd"
   digits the client printed ('agentknock pairing start'). Wrong digits
   reject the pairing (exit status 1): start it again on the client.
 pairing reject
-  Rejects the waiting pairing.
+  Rejects the waiting pairing; with none waiting for its code, ends the
+  pairings confirmed here that no client has finished, which otherwise
+  hold the device's one pairing slot for 5 minutes after the confirmation
+  (30 minutes after the start at most for any pending pairing).
     agentknock-device pairing confirm "0123 4567 8901"
 `
 

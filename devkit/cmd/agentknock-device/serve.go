@@ -113,7 +113,7 @@ func cmdServe(c *cli, args []string) error {
 	srv := &http.Server{Handler: rel, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	go (&controlServer{ap: ap, revoke: dev.Revoke}).serve(ctlLn)
+	go (&controlServer{ap: ap, revoke: dev.Revoke, unfinished: dev.UnfinishedPairings}).serve(ctlLn)
 
 	url := "ws://" + ln.Addr().String()
 	con.printf("%s serving relay and device on %s (state %s, device %s)\n", progName, url, dir, dev.DeviceID())
