@@ -48,8 +48,9 @@ type handOffSteps interface {
 // Go handler is stopped only after the signals are blocked on this thread
 // (signal.Stop waits for every caught signal to reach the channel; resetting
 // a signal first would drop the channel and any signal still in flight),
-// the pending set is read after that, and the executable is checked last,
-// so that nothing waits between the check and execve.
+// the pending set is read after that, and the executable is checked last
+// (only the standard-input dup2 follows), so that nothing waits between the
+// check and execve.
 // testOnlyAfterBlock lets a test make a signal pending at exactly that point.
 func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
 	if err := s.blockTermination(); err != nil {
@@ -68,13 +69,14 @@ func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
 		return err
 	}
 	traceStep("signals handed off")
-	// The pipe becomes standard input only now, so that every earlier
-	// failure leaves the caller's standard input in place.
-	if err := s.connectStdin(); err != nil {
-		return err
-	}
 	if err := s.lastCheck(); err != nil {
 		return &revalidationError{err}
+	}
+	// The pipe becomes standard input only now, so that every earlier
+	// failure, the last check's included, leaves the caller's standard
+	// input in place; a dup2 waits on nothing.
+	if err := s.connectStdin(); err != nil {
+		return err
 	}
 	traceFlush()
 	return s.exec()
