@@ -1,4 +1,4 @@
-//go:build !agentknock_testapproval || !linux
+//go:build !agentknock_testapproval
 
 // Approval from the paired device: command-execution.md steps 3-4, the
 // Invocation method of the client-device-protocol.md.

@@ -1,4 +1,4 @@
-//go:build agentknock_testapproval && linux
+//go:build agentknock_testapproval
 
 // A test-only approval, compiled only with the agentknock_testapproval build
 // tag that release builds never set: the launch path's tests stand in for
@@ -18,8 +18,6 @@ import (
 	"runtime"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 type testApprovalResponse struct {
@@ -114,7 +112,7 @@ func requestApproval(home string, _ *pairingAhead, inv invocationRequest, watch 
 		}
 		if resp.RaiseAfterBlock != 0 {
 			sig := syscall.Signal(resp.RaiseAfterBlock)
-			watch.testOnlyAfterBlock = func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) }
+			watch.testOnlyAfterBlock = func() { raiseOnThisThread(sig) }
 		}
 		pt, err := resp.plaintext(inv)
 		if err != nil {

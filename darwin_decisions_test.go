@@ -147,7 +147,10 @@ func TestReplaceProcessOrder(t *testing.T) {
 
 // The pending check: a SIGINT or SIGTERM the caller neither ignores nor
 // blocks means the command must not start (macOS's sigset_t numbers SIGINT
-// and SIGTERM as Linux does).
+// and SIGTERM as Linux does). On macOS the set comes from sigpending(2),
+// which reports the calling thread's pending signals only: what is decided
+// here is the same, but it sees a signal directed at the exec thread
+// (TestDarwinPendingIsThreadDirected on a Mac shows which).
 func TestPendingTermination(t *testing.T) {
 	const sigint, sigterm = 1 << 1, 1 << 14
 	var plain, ignoring, blocking callerState
@@ -175,7 +178,9 @@ func TestPendingTermination(t *testing.T) {
 
 // Defect 4: macOS's O_EXEC open of a directory answers EISDIR and of a
 // socket EOPNOTSUPP; execvp(3) gets EACCES from execve for both and goes
-// on to the next PATH entry, and so must the search.
+// on to the next PATH entry, and so must the search. Second review, item
+// 3: macOS's execvP(3) and zsh also go on after ELOOP and ENAMETOOLONG
+// (glibc's execvp stops), and EIO stops both.
 func TestNotExecutableOpen(t *testing.T) {
 	for _, errno := range []syscall.Errno{unix.EISDIR, unix.EOPNOTSUPP, unix.ENOTSUP} {
 		err := notExecutableOpen(errno)
@@ -183,13 +188,211 @@ func TestNotExecutableOpen(t *testing.T) {
 			t.Errorf("%v: %v is not a missing candidate", errno, err)
 		}
 	}
-	for _, errno := range []syscall.Errno{unix.EIO, unix.ELOOP, unix.ENAMETOOLONG} {
-		if err := notExecutableOpen(errno); missingCandidate(err) {
-			t.Errorf("%v must stop the search", errno)
+	if err := notExecutableOpen(unix.EIO); missingCandidate(err) {
+		t.Errorf("EIO must stop the search")
+	}
+	for _, errno := range []syscall.Errno{unix.ELOOP, unix.ENAMETOOLONG} {
+		if !searchGoesOnFor("darwin", notExecutableOpen(errno)) {
+			t.Errorf("%v must not stop a macOS search", errno)
+		}
+		if searchGoesOnFor("linux", notExecutableOpen(errno)) {
+			t.Errorf("%v must stop a Linux search, as glibc's execvp does", errno)
+		}
+		if searchGoesOnFor("darwin", namingFailure("/usr/local/bin/gh", errno)) {
+			t.Errorf("%v from F_GETPATH must stop the search", errno)
 		}
 	}
 	if err := notExecutableOpen(unix.ENOENT); !errors.Is(err, unix.ENOENT) {
 		t.Errorf("ENOENT changed to %v", err)
+	}
+}
+
+// Second review, item 3: a candidate that opened for execution but whose
+// F_GETPATH failed is there (a shell would run it); its ENOENT must not
+// send the search to a later PATH entry.
+func TestNamingFailureStopsTheSearch(t *testing.T) {
+	for _, errno := range []syscall.Errno{unix.ENOENT, unix.ENOTDIR, unix.EACCES, unix.ENAMETOOLONG} {
+		err := namingFailure("/opt/homebrew/bin/gh", errno)
+		if missingCandidate(err) {
+			t.Errorf("F_GETPATH %v: %v continues the search", errno, err)
+		}
+		if !strings.Contains(err.Error(), "/opt/homebrew/bin/gh") || !strings.Contains(err.Error(), errno.Error()) {
+			t.Errorf("F_GETPATH %v: %q names neither the file nor the error", errno, err)
+		}
+	}
+}
+
+// Second review, item 2: recorded kern.osrelease / kern.osproductversion
+// pairs; macOS 12-14 lack (12) or are below the supported O_EXEC/O_SEARCH
+// release, 15 and later run.
+func TestCheckDarwinRelease(t *testing.T) {
+	cases := []struct {
+		release, product string
+		ok               bool
+	}{
+		{"21.6.0", "12.7.6", false},
+		{"22.6.0", "13.6.9", false},
+		{"23.6.0\x00", "14.7.1\x00", false},
+		{"24.1.0", "15.1", true},
+		{"24.6.0\x00", "15.6.1\x00", true},
+		{"25.0.0", "26.0", true},
+		{"", "", false},
+		{"Darwin", "15.0", false},
+	}
+	for _, c := range cases {
+		err := checkDarwinRelease(c.release, c.product)
+		if (err == nil) != c.ok {
+			t.Errorf("kern.osrelease %q, product %q: %v", c.release, c.product, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "macOS 15 or later") {
+			t.Errorf("%q: %v does not say what is needed", c.release, err)
+		}
+	}
+	if err := checkDarwinRelease("21.6.0", "12.7.6"); !strings.Contains(err.Error(), "macOS 12.7.6 (Darwin 21.6.0)") {
+		t.Errorf("macOS 12: %v", err)
+	}
+}
+
+// Second review, item 4: proc_pidpath returns 0 (not -1) on failure, so
+// no errno reaches Go; the error must not claim one.
+func TestPidpathResult(t *testing.T) {
+	buf := []byte("/Applications/Ghostty.app/Contents/MacOS/ghostty\x00\x00")
+	if got, err := pidpathResult(700, 48, buf); err != nil || got != "/Applications/Ghostty.app/Contents/MacOS/ghostty" {
+		t.Errorf("success: %q, %v", got, err)
+	}
+	for _, r := range []uintptr{0, 0xffffffff00000000} {
+		_, err := pidpathResult(700, r, make([]byte, 16))
+		if err == nil || strings.Contains(err.Error(), "errno") || strings.Contains(err.Error(), "operation") {
+			t.Errorf("result %#x: %v", r, err)
+		}
+	}
+}
+
+// Second review, item 4: pthread_sigmask's int result is the low 32 bits;
+// what the upper bits of the register hold is not part of it.
+func TestSigmaskResult(t *testing.T) {
+	for r, want := range map[uintptr]error{
+		0:                  nil,
+		0xdeadbeef00000000: nil,
+		22:                 unix.EINVAL,
+		0x1234567800000016: unix.EINVAL,
+	} {
+		if got := sigmaskResult(r); got != want {
+			t.Errorf("sigmaskResult(%#x) = %v, want %v", r, got, want)
+		}
+	}
+}
+
+// Second review, item 5: what agentknock_rt0 saves, decoded (SIG_IGN is 1;
+// handlers are addresses; signals 1-31).
+func TestDarwinEntryState(t *testing.T) {
+	var actions [31]darwinSigaction
+	actions[unix.SIGPIPE-1].Handler = darwinSigIgn
+	actions[unix.SIGUSR1-1].Handler = darwinSigIgn
+	actions[unix.SIGINT-1].Handler = 0x1000a2b40 // a caught signal
+	ignored, mask, closed := darwinEntryState(actions, 1<<(unix.SIGUSR2-1)|1<<(unix.SIGTERM-1), 0b101)
+	for sig := syscall.Signal(1); sig <= 31; sig++ {
+		want := sig == unix.SIGPIPE || sig == unix.SIGUSR1
+		if ignored[sig] != want {
+			t.Errorf("%v: ignored %v", sig, ignored[sig])
+		}
+	}
+	cs := callerState{ignored: ignored, mask: mask}
+	if !cs.blocks(unix.SIGUSR2) || !cs.blocks(unix.SIGTERM) || cs.blocks(unix.SIGINT) {
+		t.Errorf("mask %#x", mask)
+	}
+	if closed != 0b101 {
+		t.Errorf("closed %b", closed)
+	}
+}
+
+// Second review, item 1: the last check and execve use the candidate (a
+// virtualenv's .venv/bin/python, a symbolic link to the base interpreter),
+// not the resolved path the device is shown; the check still requires the
+// retained object and hash, through that name. Real files and links.
+func TestRevalidateNamedVirtualenv(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "Cellar", "python3.13")
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, base, "#!/bin/sh\necho base\n")
+	venvBin := filepath.Join(dir, "proj", ".venv", "bin")
+	if err := os.MkdirAll(venvBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(base, filepath.Join(venvBin, "python")); err != nil {
+		t.Fatal(err)
+	}
+	wdfd, err := unix.Open(filepath.Join(dir, "proj"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(wdfd)
+	wd := workdir{fd: wdfd, path: filepath.Join(dir, "proj")}
+	var st unix.Stat_t
+	if err := unix.Stat(base, &st); err != nil {
+		t.Fatal(err)
+	}
+	x := &executable{candidate: ".venv/bin/python", path: base, dev: uint64(st.Dev), ino: st.Ino}
+	f, err := os.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.hash, _, _, err = hashStream(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := darwinExecPath(x); got != ".venv/bin/python" {
+		t.Fatalf("exec path %q, want the candidate", got)
+	}
+	open := func(flags int) (int, error) {
+		name := darwinExecPath(x)
+		return unix.Openat(dirfdFor(wd, name), name, flags|unix.O_CLOEXEC, 0)
+	}
+	// Linux has no O_EXEC; a read open stands in for the execute probe.
+	if err := x.revalidateNamed(open, unix.O_RDONLY); err != nil {
+		t.Fatalf("unchanged venv: %v", err)
+	}
+	// The venv's link now leads elsewhere: another interpreter.
+	other := filepath.Join(dir, "Cellar", "python3.12")
+	writeTestFile(t, other, "#!/bin/sh\necho base\n")
+	link := filepath.Join(venvBin, "python")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.revalidateNamed(open, unix.O_RDONLY); err == nil || !strings.Contains(err.Error(), "no longer the file that was selected") {
+		t.Errorf("re-pointed venv link: %v", err)
+	}
+	// Back to the base, whose bytes changed in place.
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(base, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(base, []byte("#!/bin/sh\necho changed\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.revalidateNamed(open, unix.O_RDONLY); err == nil || !strings.Contains(err.Error(), "changed while waiting for approval") {
+		t.Errorf("changed bytes: %v", err)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.revalidateNamed(open, unix.O_RDONLY); err == nil || !strings.Contains(err.Error(), "cannot run .venv/bin/python as approved") {
+		t.Errorf("removed link: %v", err)
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -275,7 +478,7 @@ func TestSelfImageCheck(t *testing.T) {
 // Defect 8: macOS's sun_path holds 103 bytes and its per-user TMPDIR is
 // already about 50; the service falls back to a shorter base or says why.
 func TestFitSocketBase(t *testing.T) {
-	const darwinLimit, linuxLimit = 103, 107
+	const darwinLimit, linuxLimit = darwinMaxSocketPath, 107
 	tmpdir := "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/"
 	long := "/Users/ana/Library/Containers/com.example.agent/Data/tmp/" + strings.Repeat("x", 30)
 	cases := []struct {

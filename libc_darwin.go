@@ -1,6 +1,6 @@
 // The few libSystem functions the macOS launch path needs that
 // golang.org/x/sys/unix does not wrap: fcntl(F_GETPATH) with a buffer,
-// proc_pidpath(3), pthread_sigmask(2) and sigpending(2). macOS supports
+// proc_pidpath(3), pthread_sigmask(2), sigaction(2) and sigpending(2). macOS supports
 // system calls only through libSystem (Go's own syscall.Exec says raw
 // system calls "should never be used" there), so these are called the way
 // x/sys calls libSystem: a trampoline per function (libc_darwin.s) and the
@@ -31,6 +31,10 @@ var libc_pthread_sigmask_trampoline_addr uintptr
 
 //go:cgo_import_dynamic libc_pthread_sigmask pthread_sigmask "/usr/lib/libSystem.B.dylib"
 
+var libc_sigaction_trampoline_addr uintptr
+
+//go:cgo_import_dynamic libc_sigaction sigaction "/usr/lib/libSystem.B.dylib"
+
 var libc_sigpending_trampoline_addr uintptr
 
 //go:cgo_import_dynamic libc_sigpending sigpending "/usr/lib/libSystem.B.dylib"
@@ -59,25 +63,26 @@ func descriptorPath(fd int) (string, error) {
 // which the kernel reports (not the string its parent passed to execve).
 func processPath(pid int) (string, error) {
 	buf := make([]byte, 4*darwinPathMax)
-	r, _, errno := syscall_syscall(libc_proc_pidpath_trampoline_addr, uintptr(pid), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-	if int32(r) <= 0 {
-		return "", fmt.Errorf("proc_pidpath: %w", errno)
-	}
-	return nameFromBuffer(buf)
+	r, _, _ := syscall_syscall(libc_proc_pidpath_trampoline_addr, uintptr(pid), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	return pidpathResult(pid, r, buf)
 }
 
 // threadSigmask changes the calling thread's mask; pthread_sigmask returns
 // its error number rather than setting errno.
 func threadSigmask(how int, set, old *uint32) error {
 	r, _, _ := syscall_syscall(libc_pthread_sigmask_trampoline_addr, uintptr(how), uintptr(unsafe.Pointer(set)), uintptr(unsafe.Pointer(old)))
-	if r != 0 {
-		return syscall.Errno(r)
-	}
-	return nil
+	return sigmaskResult(r)
 }
 
-// threadPendingSignals is sigpending(2): on macOS, the signals pending for
-// the calling thread, including process signals that every thread blocks.
+// threadPendingSignals is sigpending(2). On macOS it reports the calling
+// thread's pending set only (XNU's sigpending copies out the uthread's
+// uu_siglist): XNU hands a process-directed signal to one thread that does
+// not block it when it is sent, and every other Go thread leaves SIGINT and
+// SIGTERM unblocked, so what this sees is a signal directed at this thread
+// (pthread_kill, as the test approval's raise_after_block sends) or one
+// sent while every thread blocked it. A process-directed signal after the
+// block goes to another thread, where, once signal.Stop has run, Go's
+// handler ends the process by that signal, as it would end the command.
 func threadPendingSignals() (uint32, error) {
 	var set uint32
 	r, _, errno := syscall_syscall(libc_sigpending_trampoline_addr, uintptr(unsafe.Pointer(&set)), 0, 0)
@@ -85,4 +90,16 @@ func threadPendingSignals() (uint32, error) {
 		return 0, errno
 	}
 	return set, nil
+}
+
+// setDisposition installs handler (SIG_DFL or SIG_IGN) for sig behind the
+// runtime's back, as Linux's raw rt_sigaction does: the runtime's own table
+// is not consulted again before execve.
+func setDisposition(sig syscall.Signal, handler uint64) error {
+	act := darwinSigaction{Handler: handler}
+	r, _, errno := syscall_syscall(libc_sigaction_trampoline_addr, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0)
+	if int32(r) == -1 {
+		return errno
+	}
+	return nil
 }

@@ -23,3 +23,8 @@ TEXT libc_sigpending_trampoline<>(SB),NOSPLIT,$0-0
 	JMP	libc_sigpending(SB)
 GLOBL	·libc_sigpending_trampoline_addr(SB), RODATA, $8
 DATA	·libc_sigpending_trampoline_addr(SB)/8, $libc_sigpending_trampoline<>(SB)
+
+TEXT libc_sigaction_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_sigaction(SB)
+GLOBL	·libc_sigaction_trampoline_addr(SB), RODATA, $8
+DATA	·libc_sigaction_trampoline_addr(SB)/8, $libc_sigaction_trampoline<>(SB)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 
@@ -136,12 +137,13 @@ func statAt(wd workdir, candidate string) (unix.Stat_t, error) {
 }
 
 // missingCandidate reports an error that an ordinary PATH search treats as
-// "not here, try the next directory" (execvp(3) does the same).
+// "not here, try the next directory" (glibc's execvp(3) does the same;
+// macOS's also goes on after ELOOP and ENAMETOOLONG, searchGoesOnFor).
 func missingCandidate(err error) bool {
 	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) ||
 		errors.Is(err, unix.EACCES) || errors.Is(err, unix.ESTALE) ||
 		errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ETIMEDOUT) ||
-		errors.Is(err, errNotExecutable)
+		errors.Is(err, errNotExecutable) || searchGoesOnFor(runtime.GOOS, err)
 }
 
 // errNotExecutable is a candidate that is not a regular file or that the

@@ -1,12 +1,13 @@
 // macOS selection primitives: command-execution.md, "macOS implementation",
 // "Selection and inspection". macOS has no descriptor execution, so the
 // retained O_EXEC descriptor pins an identity (device and inode) that the
-// captured absolute path must still have when it is read and executed.
+// captured absolute path must have when it is read, and that the candidate
+// pathname must still have when it is checked last and executed
+// (darwinExecPath, darwin_decisions.go).
 
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -50,59 +51,35 @@ func openCandidate(wd workdir, candidate string) (*executable, error) {
 		return nil, err
 	}
 	path, err := descriptorPath(fd)
-	if err == nil {
-		err = checkUTF8Path(path)
-	}
 	if err != nil {
+		unix.Close(fd)
+		return nil, namingFailure(candidate, err)
+	}
+	if err := checkUTF8Path(path); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
 	return &executable{fd: fd, candidate: candidate, path: path, dev: uint64(st.Dev), ino: st.Ino}, nil
 }
 
-// openIdentified opens the captured path and requires the retained identity.
-func openIdentified(x *executable, flags int) (int, error) {
-	fd, err := unix.Open(x.path, flags|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return -1, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	if err := x.checkIdentity(&st); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
-}
-
+// openForReading opens the captured path for inspection and requires the
+// retained identity.
 func openForReading(x *executable) (*os.File, error) {
-	fd, err := openIdentified(x, unix.O_RDONLY)
-	if err != nil {
-		return nil, err
+	open := func(flags int) (int, error) {
+		return unix.Open(x.path, flags|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	}
-	return os.NewFile(uintptr(fd), x.path), nil
+	return x.openChecked(open, unix.O_RDONLY)
 }
 
-// revalidate requires the captured path to name the retained object, both
-// for execution and, when a hash was reported, for reading it again. It is
-// the last step before execve (execCommand), so that nothing between the
-// check and the call waits on anything.
+// revalidate opens the candidate pathname, the one execve will be given,
+// from the retained directory with O_EXEC and requires the retained
+// object, then, when a hash was reported, reads it again by that name. It
+// is the last step before execve (replaceProcess), so that nothing between
+// the check and the call waits on anything.
 func (x *executable) revalidate(wd workdir) error {
-	fd, err := openIdentified(x, unix.O_EXEC)
-	if err != nil {
-		return fmt.Errorf("cannot run %s as approved: %v", x.path, err)
+	name := darwinExecPath(x)
+	open := func(flags int) (int, error) {
+		return unix.Openat(dirfdFor(wd, name), name, flags|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	}
-	unix.Close(fd)
-	if x.hash == nil {
-		return nil
-	}
-	f, err := openForReading(x)
-	if err != nil {
-		return fmt.Errorf("cannot read %s again before running it: %v", x.path, err)
-	}
-	defer f.Close()
-	return x.revalidateHash(f)
+	return x.revalidateNamed(open, unix.O_EXEC)
 }

@@ -82,6 +82,5 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 	return gone, nil
 }
 
-// maxSocketPath is the longest Unix socket path: macOS's sun_path is 104
-// bytes with the NUL.
-const maxSocketPath = 103
+// maxSocketPath is the longest Unix socket path (darwinMaxSocketPath).
+const maxSocketPath = darwinMaxSocketPath

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +70,24 @@ func trimmedFile(path string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// expectedPairingHost is the host metadata the reference sends: on Linux
+// from /etc, on macOS kern.hostname, no machine id and "macOS" with the
+// product version (what sw_vers prints).
+func expectedPairingHost(t *testing.T) (platform, hostname, machineID, osVersion string) {
+	if runtime.GOOS != "darwin" {
+		return "linux", trimmedFile("/etc/hostname"), trimmedFile("/etc/machine-id"), prettyName()
+	}
+	host, err := exec.Command("sysctl", "-n", "kern.hostname").Output()
+	if err != nil {
+		t.Fatalf("sysctl kern.hostname: %v", err)
+	}
+	version, err := exec.Command("sw_vers", "-productVersion").Output()
+	if err != nil {
+		t.Fatalf("sw_vers: %v", err)
+	}
+	return "macos", strings.TrimSpace(string(host)), "", "macOS " + strings.TrimSpace(string(version))
 }
 
 func prettyName() string {
@@ -142,9 +161,10 @@ func TestCompatPairingCommands(t *testing.T) {
 		t.Fatalf("pending = %+v, want one pairing", items)
 	}
 	p := items[0].Pairing
-	if p.Platform != "linux" || p.Hostname != trimmedFile("/etc/hostname") || p.MachineID != trimmedFile("/etc/machine-id") ||
-		p.OSVersion != prettyName() || p.AppName != "agentknock" || p.Architecture == "" {
-		t.Fatalf("pairing metadata %+v; want hostname %q, machine id %q, os version %q", p, trimmedFile("/etc/hostname"), trimmedFile("/etc/machine-id"), prettyName())
+	platform, hostname, machineID, osVersion := expectedPairingHost(t)
+	if p.Platform != platform || p.Hostname != hostname || p.MachineID != machineID ||
+		p.OSVersion != osVersion || p.AppName != "agentknock" || p.Architecture == "" {
+		t.Fatalf("pairing metadata %+v; want platform %q, hostname %q, machine id %q, os version %q", p, platform, hostname, machineID, osVersion)
 	}
 
 	exact("status while pending, option after the subcommand", w.agentknock("pairing", "status", "--agentknock-home", w.home), pendingLines)

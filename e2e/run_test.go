@@ -81,7 +81,7 @@ func TestRunRoutesVariables(t *testing.T) {
 	if r.code != 0 || r.stdout != fmt.Sprintf("HUGE=unset\n%d\n\n", len(huge)) {
 		t.Fatalf("run with a 128 KiB value on standard input: %s", r)
 	}
-	r = w.agentknock("-s", "huge", "--stdin", "huge", "HUGE", "--", "sh", "-c", "sha256sum | cut -c1-64")
+	r = w.agentknock("-s", "huge", "--stdin", "huge", "HUGE", "--", "sh", "-c", "if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi | cut -c1-64")
 	if want := fmt.Sprintf("%x\n", sha256.Sum256([]byte(huge))); r.code != 0 || r.stdout != want {
 		t.Fatalf("standard input hash: %s, want %s", r, want)
 	}
