@@ -57,11 +57,12 @@ func cmdApprove(c *cli, args []string) error {
 	fs := c.flags("approve")
 	forText := fs.String("for", "", "")
 	pinText := fs.String("pin", "", "")
+	accept := fs.String("accept-unbound", "", "")
 	operands, err := c.parse(fs, helpApprove, args)
 	if err != nil {
 		return err
 	}
-	if err := wantOperands(operands, 1, 1, "approve ID [--pin DURATION | --for DURATION]"); err != nil {
+	if err := wantOperands(operands, 1, 1, "approve ID [--pin DURATION [--accept-unbound CODE] | --for DURATION]"); err != nil {
 		return err
 	}
 	if *forText != "" {
@@ -74,7 +75,10 @@ func cmdApprove(c *cli, args []string) error {
 			return usageError{err.Error()}
 		}
 	}
-	return c.answer(controlRequest{Op: "approve", ID: operands[0], For: *forText, Pin: *pinText})
+	if *accept != "" && *pinText == "" {
+		return usagef("--accept-unbound confirms a pin; it needs --pin")
+	}
+	return c.answer(controlRequest{Op: "approve", ID: operands[0], For: *forText, Pin: *pinText, AcceptUnbound: *accept})
 }
 
 func cmdDeny(c *cli, args []string) error {

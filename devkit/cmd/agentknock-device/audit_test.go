@@ -30,21 +30,25 @@ func TestAuditLogSession(t *testing.T) {
 		}
 		receive(t, ch)
 	}
-	answer(fakeInvocation("A1", "demo"), func() error { _, err := h.ap.approve("A1", 0, 0, "on the terminal"); return err })
+	answer(fakeInvocation("A1", "demo"), func() error { _, err := h.ap.approve("A1", 0, 0, "", "on the terminal"); return err })
 	answer(fakeInvocation("A2", "demo"), func() error { _, err := h.ap.deny("A2", "", "from another terminal"); return err })
 	h.ap.Decide(ctx, fakeInvocation("A3", "auto"))
-	answer(scriptInvocation("A4"), func() error { _, err := h.ap.approve("A4", 0, time.Hour, "on the terminal"); return err })
+	a4 := scriptInvocation("A4")
+	answer(a4, func() error {
+		_, err := h.ap.approve("A4", 0, time.Hour, pinCodeOf(t, h, a4, time.Hour), "on the terminal")
+		return err
+	})
 	h.ap.Decide(ctx, scriptInvocation("A5"))
 	answer(fakePairing("P1", "0123 4567 8901"), func() error { _, err := h.ap.confirmPairing("012345678901", "on the terminal"); return err })
 	ssh := fakeInvocation("S1", "login")
 	ssh.Kind, ssh.SSH = kindSSH, &device.SSHDetails{Secret: "login", PublicKey: "ssh-ed25519 AAAA", User: "deploy",
 		Method: "publickey", Algorithm: "ssh-ed25519", HostKeyFingerprint: "SHA256:abc", Invocation: ssh.Invocation}
 	ssh.Invocation = nil
-	answer(ssh, func() error { _, err := h.ap.approve("S1", 0, 0, "on the terminal"); return err })
+	answer(ssh, func() error { _, err := h.ap.approve("S1", 0, 0, "", "on the terminal"); return err })
 	gs := fakeInvocation("G1", "signing")
 	gs.Kind, gs.GitSign = kindGitSign, &device.GitSignDetails{Secret: "signing", PublicKey: "ssh-ed25519 BBBB", Message: "tree 1\n", Invocation: gs.Invocation}
 	gs.Invocation = nil
-	answer(gs, func() error { _, err := h.ap.approve("G1", 0, 0, "on the terminal"); return err })
+	answer(gs, func() error { _, err := h.ap.approve("G1", 0, 0, "", "on the terminal"); return err })
 	wctx, cancel := context.WithCancel(ctx)
 	ch := h.decide(wctx, fakeInvocation("W1", "demo"))
 	h.waitPending(t, "W1")
@@ -55,7 +59,7 @@ func TestAuditLogSession(t *testing.T) {
 		"no secret named nosuch on this device")
 
 	path := filepath.Join(h.dir, auditFile)
-	entries, skipped, err := readAudit(path, time.Time{})
+	entries, skipped, err := readAudit(h.dir, time.Time{})
 	if err != nil || skipped != 0 {
 		t.Fatalf("reading the log: %v, %d skipped", err, skipped)
 	}

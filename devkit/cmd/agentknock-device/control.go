@@ -6,7 +6,7 @@
 //	-> {"op":"pending"}
 //	<- {"ok":true,"pending":[{"id":"...","kind":"invocation",...}]}
 //	-> {"op":"approve","id":"K3F9","for":"10m"}
-//	-> {"op":"approve","id":"K3F9","pin":"30m"}
+//	-> {"op":"approve","id":"K3F9","pin":"30m","accept_unbound":"CODE"}
 //	-> {"op":"deny","id":"K3F9","message":"not now"}
 //	-> {"op":"pairing-confirm","sas":"0123 4567 8901"}
 //	-> {"op":"pairing-reject"}
@@ -40,6 +40,9 @@ type controlRequest struct {
 	ID       string `json:"id,omitempty"`
 	For      string `json:"for,omitempty"`
 	Pin      string `json:"pin,omitempty"`
+	// AcceptUnbound confirms what a pin does not bind: the code the
+	// refusal without it printed.
+	AcceptUnbound string `json:"accept_unbound,omitempty"`
 	Message  string `json:"message,omitempty"`
 	SAS      string `json:"sas,omitempty"`
 	ClientID string `json:"client_id,omitempty"`
@@ -150,7 +153,7 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 				return failure(usageError{err.Error()})
 			}
 		}
-		msg, err = s.ap.approve(req.ID, d, pin, how)
+		msg, err = s.ap.approve(req.ID, d, pin, req.AcceptUnbound, how)
 	case "deny":
 		msg, err = s.ap.deny(req.ID, req.Message, how)
 	case "pairing-confirm":

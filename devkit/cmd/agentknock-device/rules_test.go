@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,7 @@ func (h *harness) pin(t *testing.T, a *device.Approval, d time.Duration) string 
 	t.Helper()
 	ch := h.decide(context.Background(), a)
 	h.waitPending(t, a.ID)
-	msg, err := h.ap.approve(a.ID, 0, d, "test")
+	msg, err := h.ap.approve(a.ID, 0, d, pinCodeOf(t, h, a, d), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +64,21 @@ func (h *harness) pin(t *testing.T, a *device.Approval, d time.Duration) string 
 		t.Fatalf("pinning approval: %+v", dec)
 	}
 	return msg
+}
+
+// pinCodeOf asks to pin the pending a without a confirmation, which must
+// be refused with the list and its code, and returns the code.
+func pinCodeOf(t *testing.T, h *harness, a *device.Approval, d time.Duration) string {
+	t.Helper()
+	_, err := h.ap.approve(a.ID, 0, d, "", "test")
+	var pu *pinUnconfirmed
+	if !errors.As(err, &pu) {
+		t.Fatalf("pinning %s without confirming what it does not bind: %v", a.ID, err)
+	}
+	if _, err := h.ap.approve(a.ID, 0, d, "0000000000", "test"); !errors.As(err, &pu) || !strings.Contains(err.Error(), "not this request's") {
+		t.Fatalf("pinning %s with a wrong code: %v", a.ID, err)
+	}
+	return pu.code
 }
 
 func TestPinnedRuleBoundFields(t *testing.T) {
@@ -183,7 +199,7 @@ func TestPinnedRuleExactArgvAndExecuteOnly(t *testing.T) {
 	gs.Kind, gs.Invocation, gs.GitSign = kindGitSign, nil, &device.GitSignDetails{Secret: "demo", Message: "x"}
 	ch := h.decide(context.Background(), gs)
 	h.waitPending(t, "G0")
-	if _, err := h.ap.approve("G0", 0, time.Hour, "test"); err == nil || !strings.Contains(err.Error(), "only invocations") {
+	if _, err := h.ap.approve("G0", 0, time.Hour, "", "test"); err == nil || !strings.Contains(err.Error(), "only invocations") {
 		t.Errorf("pinning a Git signature: %v", err)
 	}
 	h.ap.deny("G0", "", "test")
@@ -194,7 +210,7 @@ func TestPinnedRuleExactArgvAndExecuteOnly(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stdout, `"id": "r-`) != 2 || !strings.Contains(r.stdout, `"execute_only": true`) {
 		t.Fatalf("rules --json: %s", r)
 	}
-	rules, _ := h.ap.rules.list()
+	rules, _, _ := h.ap.rules.list()
 	if r := h.cli(t, "rules", "remove", rules[0].ID); r.code != 0 {
 		t.Fatal(r)
 	}
