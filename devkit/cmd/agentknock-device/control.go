@@ -36,16 +36,16 @@ const (
 )
 
 type controlRequest struct {
-	Op       string `json:"op"`
-	ID       string `json:"id,omitempty"`
-	For      string `json:"for,omitempty"`
-	Pin      string `json:"pin,omitempty"`
+	Op  string `json:"op"`
+	ID  string `json:"id,omitempty"`
+	For string `json:"for,omitempty"`
+	Pin string `json:"pin,omitempty"`
 	// AcceptUnbound confirms what a pin does not bind: the code the
 	// refusal without it printed.
 	AcceptUnbound string `json:"accept_unbound,omitempty"`
-	Message  string `json:"message,omitempty"`
-	SAS      string `json:"sas,omitempty"`
-	ClientID string `json:"client_id,omitempty"`
+	Message       string `json:"message,omitempty"`
+	SAS           string `json:"sas,omitempty"`
+	ClientID      string `json:"client_id,omitempty"`
 }
 
 type controlResponse struct {
