@@ -115,8 +115,9 @@ type auditHead struct {
 }
 
 type auditLog struct {
-	dir, path string
-	warn      func(string) // the console
+	dir, path  string
+	warn       func(string) // the console
+	rotateSize int64        // auditRotateSize; smaller in tests
 
 	mu    sync.Mutex
 	f     *os.File
@@ -140,7 +141,7 @@ func idOf(fi os.FileInfo) fileID {
 }
 
 func newAuditLog(stateDir string, warn func(string)) *auditLog {
-	return &auditLog{dir: stateDir, path: filepath.Join(stateDir, auditFile), warn: warn}
+	return &auditLog{dir: stateDir, path: filepath.Join(stateDir, auditFile), warn: warn, rotateSize: auditRotateSize}
 }
 
 // openNoFollow opens a log file without following a symbolic link.
@@ -267,7 +268,7 @@ func (l *auditLog) append(e auditEntry) error {
 	}
 	e.Seq, e.Prev, e.Torn, e.Note = l.seq+1, l.last, l.torn, l.note
 	line := encodeAuditEntry(e)
-	if l.size > 0 && l.size+int64(len(line))+1 > auditRotateSize {
+	if l.size > 0 && l.size+int64(len(line))+1 > l.rotateSize {
 		if err := l.rotate(); err != nil {
 			return fmt.Errorf("rotating %s: %w", auditFile, err)
 		}

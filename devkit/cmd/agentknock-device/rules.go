@@ -1012,7 +1012,6 @@ options:
 			break options
 		}
 	}
-	u.shellStartup(sh, opts)
 	rest := args[min(i, len(args)):]
 	switch {
 	case hasC && len(rest) > 0:
@@ -1023,6 +1022,7 @@ options:
 	case !hasC:
 		u.add("standard input", sh+" reads its commands from it, which the request does not carry", "")
 	}
+	u.shellStartup(sh, opts)
 }
 
 // script walks a shell script's parse for the commands it runs.
@@ -1105,11 +1105,11 @@ func (u *unboundWalk) commandName(name string, args []string, depth int) {
 		if !strings.HasPrefix(name, "/") {
 			safer = "run " + name + " as the command itself: the request then carries its hash"
 		}
-		u.add(name, "run by the script by its path: its contents are not bound", safer)
+		u.add(name, "run by its path: its contents are not bound", safer)
 	default:
 		u.viaPath = true
-		u.add(name+" via PATH", "the script runs "+name+", and PATH (inherited, not sent) chooses which program that is",
-			"write its absolute path in the script (as 'command -v "+name+"' prints it)")
+		u.add(name+" via PATH", "run by its name, and PATH (inherited, not sent) chooses which program that is",
+			"write its absolute path instead (as 'command -v "+name+"' prints it)")
 	}
 	u.program(path.Base(name), args, depth)
 }
