@@ -568,11 +568,17 @@ type auditVerification struct {
 // verifyAudit walks the chain through every file, oldest first, and names
 // the first entry that is unreadable, edited, out of order or missing.
 func verifyAudit(dir string) (v auditVerification, err error) {
+	// Only the chain's members are decoded; the rest is hashed as is.
+	type link struct {
+		Seq  uint64 `json:"seq"`
+		Prev string `json:"prev"`
+		Torn string `json:"torn"`
+	}
 	type line struct {
 		file string
 		no   int
 		raw  []byte
-		e    auditEntry
+		e    link
 		ok   bool
 		tail bool // the current file's unterminated last line
 	}
