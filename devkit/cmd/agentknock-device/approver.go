@@ -202,7 +202,11 @@ func (ap *approver) automatic(a *device.Approval) (d device.Decision, note strin
 			askedAgain = append(append(askedAgain, "this request differs from "+rv.near.label()+" in:"), rv.diff...)
 		}
 	}
-	g, found, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets)
+	g, found, refusedGrant, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets)
+	if refusedGrant != "" {
+		askedAgain = append(askedAgain, "a grant would cover this request but is refused: "+refusedGrant)
+		ap.con.printf("  (a grant for %s refused: %s)\n", clean(a.ID), refusedGrant)
+	}
 	if err != nil {
 		ap.con.printf("  (grants unreadable, asking instead: %s)\n", clean(err.Error()))
 		return device.Decision{}, "", decidedBy{}, false, askedAgain

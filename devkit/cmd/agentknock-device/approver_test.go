@@ -213,7 +213,7 @@ func TestControlPendingApproveDeny(t *testing.T) {
 	if d := receive(t, first); !d.Approve {
 		t.Fatalf("approve through the socket: %+v", d)
 	}
-	if _, ok, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}); !ok {
+	if _, ok, _, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}); !ok {
 		t.Fatal("approve --for recorded no grant")
 	}
 

@@ -178,11 +178,12 @@ func failure(err error) controlResponse {
 	return controlResponse{Error: err.Error(), Usage: errors.As(err, &u)}
 }
 
-// parseGrantDuration reads --for: a positive Go duration such as 10m or 1h.
+// parseGrantDuration reads --for: a positive Go duration such as 10m or
+// 1h, at most the lifetime cap (a week).
 func parseGrantDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--for wants a positive duration such as 10m or 2h, not %q", s)
+	if err != nil || d <= 0 || d > ruleLifetimeCap {
+		return 0, fmt.Errorf("--for wants a positive duration such as 10m or 2h, at most a week, not %q", s)
 	}
 	return d, nil
 }
