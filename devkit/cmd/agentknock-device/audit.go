@@ -556,13 +556,12 @@ func readAudit(dir string, since time.Time) (entries []auditEntry, skipped int, 
 
 // auditVerification is what --verify found.
 type auditVerification struct {
-	entries       int
-	first, last   uint64
-	lastHash      string
-	files         int
-	notes         []string // accepted: torn lines after a crash, rotated-away beginnings
-	problem       string   // the first break; "" if the log verifies
-	problemDetail string
+	entries     int
+	first, last uint64
+	lastHash    string
+	files       int
+	notes       []string // accepted: torn lines after a crash, rotated-away beginnings
+	problem     string   // the first break; "" if the log verifies
 }
 
 // verifyAudit walks the chain through every file, oldest first, and names

@@ -489,3 +489,19 @@ func BenchmarkAuditVerifyFull(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "entries-written")
 }
+
+// BenchmarkAuditAppend is one entry of an ordinary request, written and
+// fsync'd, as every decision is before it is sent.
+func BenchmarkAuditAppend(b *testing.B) {
+	l := newAuditLog(b.TempDir(), func(string) {})
+	e := auditEntryOf(fakeInvocation("B1", "demo"), device.Decision{Approve: true}, decidedBy{who: "policy", how: "secret and operation rules approve"}, time.Now())
+	b.ResetTimer()
+	for range b.N {
+		if err := l.append(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(l.size)/float64(b.N), "bytes/entry")
+	l.close()
+}

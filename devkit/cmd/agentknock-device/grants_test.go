@@ -86,9 +86,11 @@ func TestGrantsAuthenticated(t *testing.T) {
 		clock time.Duration
 		why   string
 	}{
-		"hand-edited expiry": {func(s string) string { return strings.Replace(s, `"expires": "2030-01-02T04`, `"expires": "2031-01-02T04`, 1) }, 2 * time.Hour, "not authenticated"},
-		"hand-added":         {func(s string) string { return strings.Replace(s, `"mac"`, `"was_mac"`, 1) }, 0, "not authenticated"},
-		"clock set back":     {func(s string) string { return s }, -24 * time.Hour, "created in the future"},
+		"hand-edited expiry": {func(s string) string {
+			return strings.Replace(s, `"expires": "2030-01-02T04`, `"expires": "2031-01-02T04`, 1)
+		}, 2 * time.Hour, "not authenticated"},
+		"hand-added":     {func(s string) string { return strings.Replace(s, `"mac"`, `"was_mac"`, 1) }, 0, "not authenticated"},
+		"clock set back": {func(s string) string { return s }, -24 * time.Hour, "created in the future"},
 	} {
 		edited := c.edit(string(pristine))
 		if edited == string(pristine) && c.clock >= 0 {
