@@ -41,6 +41,9 @@ type approver struct {
 	// prompt: serve's standard input is a terminal, so the oldest pending
 	// request is also asked about there.
 	prompt atomic.Bool
+	// offer is the pin the terminal asked the person to confirm; only the
+	// terminal reader touches it.
+	offer *pinOffer
 
 	mu      sync.Mutex
 	pending []*pendingItem // arrival order; pending[0] is the one prompted
@@ -50,12 +53,12 @@ type pendingItem struct {
 	a       *device.Approval
 	view    approvalView
 	decided chan answer // buffered: finish never blocks
-	// pinOffer: the terminal showed what a pin would not bind and waits
-	// for the person to confirm it (touched by the terminal reader only).
-	pinOffer *pinOffer
 }
 
+// pinOffer: the terminal showed what a pin of p would not bind and waits
+// for the person to confirm it.
 type pinOffer struct {
+	p    *pendingItem
 	d    time.Duration
 	code string
 }
@@ -560,8 +563,14 @@ func (ap *approver) terminalLine(line string) {
 		}
 		return
 	}
-	if offer := p.pinOffer; offer != nil {
-		p.pinOffer = nil
+	if offer := ap.offer; offer != nil {
+		ap.offer = nil
+		if offer.p != p {
+			// Answered elsewhere meanwhile: this line was meant for it.
+			ap.con.printf("  (%s was answered meanwhile; nothing pinned, and this line answers nothing)\n", clean(offer.p.a.ID))
+			ap.con.print(promptText(p))
+			return
+		}
 		if answer == "y" || answer == "yes" {
 			if _, err := ap.approve(p.a.ID, 0, offer.d, offer.code, how); err != nil {
 				ap.con.printf("  (%s)\n", clean(err.Error()))
@@ -585,7 +594,7 @@ func (ap *approver) terminalLine(line string) {
 				ap.con.print(promptText(p))
 				return
 			}
-			p.pinOffer = &pinOffer{d: d, code: pinCode(p.a.ID, r.Unbound)}
+			ap.offer = &pinOffer{p: p, d: d, code: pinCode(p.a.ID, r.Unbound)}
 			ap.con.print("  a rule for this command would not bind:\n" + unboundText(r.Unbound, "  ") +
 				"pin it anyway, knowing the above is not bound? [y/N: no pin, back to the question] ")
 			return

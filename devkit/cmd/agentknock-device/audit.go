@@ -231,7 +231,15 @@ func (l *auditLog) readEnd(w *os.File, size int64) error {
 		json.Unmarshal(lines[i], &e) // a line that is not an entry still links by its hash
 		sum := sha256.Sum256(lines[i])
 		l.seq, l.last = e.Seq, hex.EncodeToString(sum[:])
-		break
+		return nil
+	}
+	// No entry in the files, but a head: the log was removed while serve
+	// was stopped. Continue the chain, so that --verify names the loss.
+	if h, err := readAuditHead(l.dir); err == nil {
+		l.seq, l.last = h.Seq, h.SHA256
+		msg := fmt.Sprintf("%s holds no entry, but entry %d was written before; a new log is started, linked to it", auditFile, h.Seq)
+		l.warn(msg)
+		l.note = msg
 	}
 	return nil
 }

@@ -149,6 +149,19 @@ func TestAuditLogSession(t *testing.T) {
 	if len(listed) != len(want)+1 || listed[len(listed)-1].ID != "A6" || !strings.Contains(r.stderr, "1 unreadable line(s) skipped") {
 		t.Errorf("after a torn line: %d entries, last %+v\n%s", len(listed), listed[len(listed)-1], r.stderr)
 	}
+	// The torn line is vouched for by the entry after it.
+	if r := h.cli(t, "log", "--verify"); r.code != 0 || !strings.Contains(r.stderr, "is a line torn by a crash, as entry 11 records") {
+		t.Errorf("verify after a torn line: %s", r)
+	}
+	// Removed while serve was stopped: the next serve continues the chain
+	// from audit.head, and --verify names what is missing.
+	os.Remove(path)
+	again := newApprover(pol, h.dir, h.clock.now, newConsole(&syncBuffer{}), false)
+	again.Decide(ctx, fakeInvocation("A7", "auto"))
+	again.audit.close()
+	if r := h.cli(t, "log", "--verify"); r.code != 1 || !strings.Contains(r.stderr, "entries 1 to 11 are missing") {
+		t.Errorf("verify after a removal between serves: %s", r)
+	}
 }
 
 func TestParseSince(t *testing.T) {

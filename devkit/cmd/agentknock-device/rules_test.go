@@ -343,17 +343,35 @@ func TestPinNeedsConfirmationOnTheTerminal(t *testing.T) {
 	if rules, _, _ := h.ap.rules.list(); len(rules) != 0 || len(h.ap.list()) != 1 || !strings.Contains(h.out.String(), "not pinned; the request still waits") {
 		t.Fatalf("an unconfirmed pin: rules %v, pending %d\n%s", rules, len(h.ap.list()), h.out.String())
 	}
+	// Answered from elsewhere after the list was shown: the "y" meant for
+	// it confirms nothing and answers nothing.
+	other := scriptInvocation("T2")
+	ch2 := h.decide(context.Background(), other)
+	h.waitPending(t, "T2")
+	h.ap.terminalLine("p 30")
+	h.ap.mu.Lock()
+	h.ap.pending[0], h.ap.pending[1] = h.ap.pending[1], h.ap.pending[0] // as if T1 was answered
+	h.ap.mu.Unlock()
+	h.ap.terminalLine("y")
+	if len(h.ap.list()) != 2 || !strings.Contains(h.out.String(), "T1 was answered meanwhile; nothing pinned") {
+		t.Fatalf("a confirmation went to another request:\n%s", h.out.String())
+	}
+	h.ap.mu.Lock()
+	h.ap.pending[0], h.ap.pending[1] = h.ap.pending[1], h.ap.pending[0]
+	h.ap.mu.Unlock()
 	h.ap.terminalLine("p 30")
 	h.ap.terminalLine("y")
 	if d := receive(t, ch); !d.Approve {
 		t.Fatalf("confirmed pin: %+v", d)
 	}
+	h.ap.deny("T2", "", "test")
+	receive(t, ch2)
 	rules, _, _ := h.ap.rules.list()
 	if len(rules) != 1 || !strings.Contains(names(rules[0].Unbound), "make via PATH") {
 		t.Fatalf("rule after the confirmed pin: %+v", rules)
 	}
 	entries, _, _ := readAudit(h.dir, time.Time{})
-	if len(entries) != 1 || !strings.Contains(strings.Join(entries[0].Unbound, ","), "BASH_ENV") {
+	if len(entries) != 2 || !strings.Contains(strings.Join(entries[0].Unbound, ","), "BASH_ENV") {
 		t.Errorf("the audit entry does not record what the person confirmed: %+v", entries)
 	}
 	// `rules` shows the same list.
