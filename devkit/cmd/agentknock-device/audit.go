@@ -582,12 +582,13 @@ func verifyAudit(dir string) (v auditVerification, err error) {
 		Torn string `json:"torn"`
 	}
 	type line struct {
-		file string
-		no   int
-		raw  []byte
-		e    link
-		ok   bool
-		tail bool // the current file's unterminated last line
+		file   string
+		no     int
+		raw    []byte
+		e      link
+		parsed bool // JSON, with or without a chain link
+		ok     bool
+		tail   bool // the current file's unterminated last line
 	}
 	var lines []line
 	files := auditFiles(dir)
@@ -612,7 +613,8 @@ func verifyAudit(dir string) (v auditVerification, err error) {
 				continue
 			}
 			l := line{file: name, no: i + 1, raw: raw, tail: i == len(parts)-1 && fi == len(files)-1}
-			l.ok = json.Unmarshal(raw, &l.e) == nil && l.e.Seq > 0
+			l.parsed = json.Unmarshal(raw, &l.e) == nil
+			l.ok = l.parsed && l.e.Seq > 0
 			lines = append(lines, l)
 		}
 	}
@@ -644,6 +646,9 @@ func verifyAudit(dir string) (v auditVerification, err error) {
 				v.notes = append(v.notes, fmt.Sprintf("%s is a line torn by a crash, as entry %d records", where(*l), lines[i+1].e.Seq))
 				continue
 			}
+			if l.parsed {
+				return fail("%s carries no chain link: written before the log was chained, or added by hand", where(*l))
+			}
 			return fail("%s is not an intact entry: edited (or torn without the device noticing)", where(*l))
 		}
 		e := l.e
@@ -654,6 +659,8 @@ func verifyAudit(dir string) (v auditVerification, err error) {
 			case e.Seq == 1 && e.Prev == "":
 			case strings.HasSuffix(l.file, fmt.Sprintf(".%d", auditRotatedKept)):
 				v.notes = append(v.notes, fmt.Sprintf("the log starts at entry %d: older entries were rotated away", e.Seq))
+			case e.Seq == 2:
+				return fail("entry 1 is missing: the oldest entry present, 2 at %s, links to an entry not in the log", where(*l))
 			default:
 				return fail("entries 1 to %d are missing: the oldest entry present, %d at %s, links to an entry not in the log", e.Seq-1, e.Seq, where(*l))
 			}

@@ -244,7 +244,10 @@ func TestAuditVerifyNamesTampering(t *testing.T) {
 			l[5] = strings.Replace(l[5], `"decision":"denied"`, `"decision":"approved"`, 1)
 			return l
 		}, "entry 6 at audit.jsonl line 6, the last one, was edited"},
-		{"first entry deleted", func(l []string) []string { return l[1:] }, "entries 1 to 1 are missing"},
+		{"first entry deleted", func(l []string) []string { return l[1:] }, "entry 1 is missing: the oldest entry present, 2 at audit.jsonl line 1"},
+		{"entry added by hand without a link", func(l []string) []string {
+			return append(l[:3:3], append([]string{`{"id":"FORGED","decision":"approved","decided_by":"person"}`}, l[3:]...)...)
+		}, "audit.jsonl line 4 carries no chain link"},
 		{"line garbled", func(l []string) []string { l[3] = l[3][:40]; return l }, "audit.jsonl line 4 is not an intact entry"},
 		{"entry duplicated", func(l []string) []string { return append(l[:4:4], l[3:]...) }, "entries are reordered or repeated: entry 4 at audit.jsonl line 5 comes after entry 4"},
 	}
