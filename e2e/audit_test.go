@@ -175,7 +175,7 @@ func TestAuditLogOfASession(t *testing.T) {
 		if entries[1].Verdict == "" || !strings.Contains(strings.Join(entries[1].Delivery["other"], ","), "OTHER_TOKEN") {
 			t.Errorf("explanation and delivery not recorded: %+v", entries[1])
 		}
-		if !strings.Contains(strings.Join(entries[4].Unbound, ","), "directory "+w.work) {
+		if !strings.Contains(strings.Join(entries[4].Unbound, ","), "directory "+realPath(t, w.work)) {
 			t.Errorf("the pin's entry does not record what it does not bind: %+v", entries[4])
 		}
 		for i, e := range entries {

@@ -77,6 +77,15 @@ func (w *world) unasked(o runOpts, args ...string) result {
 	return r
 }
 
+func realPath(t *testing.T, path string) string {
+	t.Helper()
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func writeScript(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o700); err != nil {
@@ -150,10 +159,11 @@ func TestRuleDirectoryReplacedDisclosed(t *testing.T) {
 	w, token := rulesWorld(t)
 	os.WriteFile(filepath.Join(w.work, "data.txt"), []byte("original\n"), 0o600)
 	args := []string{"-s", "gh", "--", "sh", "-c", "cat data.txt"}
-	if r := w.pin(runOpts{}, args, "directory "+w.work); r.code != 0 || r.stdout != "original\n" {
+	dir := realPath(t, w.work) // as the client reports it (macOS: /private/var/...)
+	if r := w.pin(runOpts{}, args, "directory "+dir); r.code != 0 || r.stdout != "original\n" {
 		t.Fatalf("pinned run: %s", r)
 	}
-	w.listedByRules("directory " + w.work)
+	w.listedByRules("directory " + dir)
 	// Another directory at the same path.
 	if err := os.Rename(w.work, w.work+".old"); err != nil {
 		t.Fatal(err)

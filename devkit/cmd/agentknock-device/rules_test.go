@@ -491,3 +491,21 @@ func TestPinnedRulesAuthenticated(t *testing.T) {
 		t.Errorf("a rule ends after its cap: %+v", rules[0])
 	}
 }
+
+// FuzzUnbound: any argv and script text give a bounded list, without a
+// panic, that always names the directory and the environment.
+func FuzzUnbound(f *testing.F) {
+	f.Add("sh", "-c", "make -v; ./b2.sh; . x; eval 'curl y'")
+	f.Add("bash", "build.sh", "")
+	f.Add("./run.sh", "", "#!/usr/bin/env -S bash -e\nmake test\n")
+	f.Fuzz(func(t *testing.T, cmd, arg, script string) {
+		var s *string
+		if strings.HasPrefix(script, "#!") {
+			s = &script
+		}
+		items := unboundOf([]string{cmd, arg, script}, "/bin/"+cmd, "/w", s)
+		if len(items) > maxUnboundItems+1 || !strings.Contains(names(items), "directory /w") {
+			t.Fatalf("%d items: %s", len(items), names(items))
+		}
+	})
+}
