@@ -256,3 +256,22 @@ func deviceSecretMaterial(t *testing.T, w *world) []string {
 	}
 	return out
 }
+
+// A symbolic link at audit.jsonl stops serve before it answers anything,
+// and the link's target is left alone.
+func TestAuditLogSymlinkStopsServe(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	target := filepath.Join(w.root, "elsewhere")
+	os.WriteFile(target, []byte("keep\n"), 0o600)
+	if err := os.Symlink(target, filepath.Join(w.state, "audit.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	r := w.device("serve", "--listen", "127.0.0.1:0")
+	if r.code != 1 || !strings.Contains(r.stderr, "audit.jsonl is a symbolic link; the device refuses to follow it") {
+		t.Fatalf("serve with a symlinked audit log: %s", r)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "keep\n" {
+		t.Errorf("the link's target was written: %q", data)
+	}
+}
