@@ -54,6 +54,9 @@ type controlResponse struct {
 	Usage   bool           `json:"usage,omitempty"` // the error is the caller's input
 	Message string         `json:"message,omitempty"`
 	Pending []approvalView `json:"pending,omitempty"`
+	// AcceptUnbound: a pin was refused for want of confirmation; this is
+	// the code that confirms the list in Error.
+	AcceptUnbound string `json:"accept_unbound,omitempty"`
 }
 
 // errNoServe: nothing listens on the control socket.
@@ -175,7 +178,11 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 
 func failure(err error) controlResponse {
 	var u usageError
-	return controlResponse{Error: err.Error(), Usage: errors.As(err, &u)}
+	resp := controlResponse{Error: err.Error(), Usage: errors.As(err, &u)}
+	if pu := (*pinUnconfirmed)(nil); errors.As(err, &pu) {
+		resp.AcceptUnbound = pu.code
+	}
+	return resp
 }
 
 // parseGrantDuration reads --for: a positive Go duration such as 10m or

@@ -206,9 +206,10 @@ const helpApprove = `approve ID [--pin DURATION [--accept-unbound CODE] | --for 
   reads (bash build.sh, a script run from a -c script, a Makefile), which
   program PATH finds for a command in a script or a #!/usr/bin/env line,
   a directory replaced at the same path, the inherited environment
-  (BASH_ENV, PATH, ...). Without --accept-unbound nothing is answered:
-  the list of these for this request is printed with a CODE, and the same
-  command with --accept-unbound CODE pins. Only invocations can be pinned.
+  (BASH_ENV, PATH, ...). On a terminal the list of these for this request
+  is shown and "y" pins; otherwise nothing is answered: the list is
+  printed with a CODE, and the same command with --accept-unbound CODE
+  pins. Only invocations can be pinned.
   Rules are kept in rules.json, authenticated with rules.key; see 'rules'.
   --for DURATION (e.g. 10m, 2h; at most a week) instead approves, until
   it expires, later requests of the same operation kind from the same
