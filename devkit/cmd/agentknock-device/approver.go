@@ -85,8 +85,11 @@ func (ap *approver) record(a *device.Approval, d device.Decision, by decidedBy) 
 	if err == nil {
 		return d
 	}
-	ap.con.printf("  -> %s NOT answered as decided: the audit log could not record it (%s); %s\n",
-		clean(a.ID), clean(err.Error()), map[bool]string{true: "denied instead", false: "the denial stands"}[d.Approve])
+	if !d.Approve {
+		ap.con.printf("  -> %s: the audit log could not record its denial (%s); the denial stands\n", clean(a.ID), clean(err.Error()))
+		return d
+	}
+	ap.con.printf("  -> %s NOT answered as decided: the audit log could not record it (%s); denied instead\n", clean(a.ID), clean(err.Error()))
 	return device.Decision{Reason: "OTHER", Message: "The device could not record the decision in its audit log, so it refused the request."}
 }
 
