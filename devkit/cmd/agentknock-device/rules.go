@@ -1,9 +1,10 @@
 // Pinned rules: "approve this again for N minutes, for this exact
 // command". Unlike a grant (grants.go), which covers any command with the
-// same secrets, a rule is bound to every field that decides what runs and
-// with what: the client, the secret set and its routing, the executable
-// path and SHA-256 hash, the argument vector (exactly, or the parsed form
-// of the shell script it runs), the working directory, and an expiry. A
+// same secrets, a rule is bound to every field of the request that decides
+// what runs and with what: the client, the secret set and its routing, the
+// executable path and SHA-256 hash, the argument vector (exactly, or the
+// parsed form of the shell script it runs), the working directory's path,
+// and an expiry. A
 // person pins one when approving (rules.json in the state directory); a
 // policy file can state the same rules. A request that differs in any bound
 // field is asked again, and the prompt names the fields.
