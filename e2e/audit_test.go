@@ -17,15 +17,20 @@ import (
 )
 
 type auditEntry struct {
-	ID        string   `json:"id"`
-	Kind      string   `json:"kind"`
-	RequestID string   `json:"request_id"`
-	Secrets   []string `json:"secrets"`
-	Command   string   `json:"command"`
-	SHA256    string   `json:"sha256"`
-	Decision  string   `json:"decision"`
-	DecidedBy string   `json:"decided_by"`
-	Rule      string   `json:"rule"`
+	ID        string              `json:"id"`
+	Kind      string              `json:"kind"`
+	RequestID string              `json:"request_id"`
+	Secrets   []string            `json:"secrets"`
+	Command   string              `json:"command"`
+	SHA256    string              `json:"sha256"`
+	Decision  string              `json:"decision"`
+	DecidedBy string              `json:"decided_by"`
+	Rule      string              `json:"rule"`
+	Verdict   string              `json:"verdict"`
+	Delivery  map[string][]string `json:"delivery"`
+	Unbound   []string            `json:"unbound"`
+	Seq       uint64              `json:"seq"`
+	Prev      string              `json:"prev"`
 }
 
 func (w *world) auditLog() []auditEntry {
@@ -82,7 +87,13 @@ func TestAuditLogOfASession(t *testing.T) {
 	// Pinned by a person, then approved by the rule without asking.
 	script := `printf '%s' "${#OTHER_TOKEN}"`
 	p = w.startAgentknock(runOpts{}, "-s", "other", "--", "sh", "-c", script)
-	w.deviceOK("approve", w.waitPending()[0].ID, "--pin", "30")
+	id := w.waitPending()[0].ID
+	refused := w.device("approve", id, "--pin", "30")
+	m := acceptCode.FindStringSubmatch(refused.stderr)
+	if refused.code != 1 || m == nil {
+		t.Fatalf("a pin without confirming what it does not bind: %s", refused)
+	}
+	w.deviceOK("approve", id, "--pin", "30", "--accept-unbound", m[1])
 	if r := p.wait(); r.code != 0 || r.stdout != fmt.Sprint(len(other)) {
 		t.Fatalf("pinned run: %s", r)
 	}
@@ -159,6 +170,22 @@ func TestAuditLogOfASession(t *testing.T) {
 		if !strings.Contains(entries[7].Command, "ssh login as") || !strings.Contains(entries[9].Command, "git signature with signing") {
 			t.Errorf("ssh and git entries: %+v %+v", entries[7], entries[9])
 		}
+		// The explanation's verdict, the delivery and, for the pin, what
+		// the person confirmed it does not bind.
+		if entries[1].Verdict == "" || !strings.Contains(strings.Join(entries[1].Delivery["other"], ","), "OTHER_TOKEN") {
+			t.Errorf("explanation and delivery not recorded: %+v", entries[1])
+		}
+		if !strings.Contains(strings.Join(entries[4].Unbound, ","), "directory "+realPath(t, w.work)) {
+			t.Errorf("the pin's entry does not record what it does not bind: %+v", entries[4])
+		}
+		for i, e := range entries {
+			if e.Seq != uint64(i+1) || (i > 0) != (e.Prev != "") {
+				t.Errorf("entry %d is not chained: seq %d prev %q", i, e.Seq, e.Prev)
+			}
+		}
+	}
+	if r := w.deviceOK("log", "--verify"); !strings.Contains(r.stdout, fmt.Sprintf("audit log verified: %d entries", len(want))) {
+		t.Errorf("log --verify: %s", r)
 	}
 	r := w.deviceOK("log")
 	if !strings.Contains(r.stdout, "approved  by rule pinned rule r-") || !strings.Contains(r.stdout, "denied (USER_DENIED) by person") {
@@ -181,6 +208,16 @@ func TestAuditLogOfASession(t *testing.T) {
 	}
 	w.leakCheck(other)
 	w.leakCheck(demo)
+
+	// The denial edited into an approval by a person: named by --verify.
+	edited := strings.Replace(string(data), `"decision":"denied","reason":"USER_DENIED","decided_by":"person"`, `"decision":"approved","decided_by":"person"`, 1)
+	if edited == string(data) {
+		t.Fatal("the denial's entry was not found to edit")
+	}
+	os.WriteFile(logPath, []byte(edited), 0o600)
+	if r := w.device("log", "--verify"); r.code != 1 || !strings.Contains(r.stderr, "entry 3 at audit.jsonl line 3 was edited") {
+		t.Errorf("log --verify after an edit: %s", r)
+	}
 }
 
 // deviceSecretMaterial reads every secret value and private key from the
@@ -218,4 +255,23 @@ func deviceSecretMaterial(t *testing.T, w *world) []string {
 		t.Fatalf("found only %d secret values in the device store", len(out))
 	}
 	return out
+}
+
+// A symbolic link at audit.jsonl stops serve before it answers anything,
+// and the link's target is left alone.
+func TestAuditLogSymlinkStopsServe(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	target := filepath.Join(w.root, "elsewhere")
+	os.WriteFile(target, []byte("keep\n"), 0o600)
+	if err := os.Symlink(target, filepath.Join(w.state, "audit.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	r := w.device("serve", "--listen", "127.0.0.1:0")
+	if r.code != 1 || !strings.Contains(r.stderr, "audit.jsonl is a symbolic link; the device refuses to follow it") {
+		t.Fatalf("serve with a symlinked audit log: %s", r)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "keep\n" {
+		t.Errorf("the link's target was written: %q", data)
+	}
 }

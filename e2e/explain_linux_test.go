@@ -103,6 +103,8 @@ func TestServeTerminalExplainsAndPins(t *testing.T) {
 	p = w.startAgentknock(runOpts{}, "-s", "gh", "--", "sh", "-c", script)
 	at = scr.waitFor(t, at, "                cd sub\n                if that succeeded: test -n \"$GH_TOKEN\"\n", `"p 30"`)
 	io.WriteString(keyboard, "p 30\n")
+	at = scr.waitFor(t, at, "  a rule for this command would not bind:\n", "    - directory "+w.work+": ", "pin it anyway, knowing the above is not bound? [y/N")
+	io.WriteString(keyboard, "y\n")
 	if r := p.wait(); r.code != 0 || r.stdout != "pinned\n" {
 		t.Fatalf("pinned on the terminal: %s", r)
 	}

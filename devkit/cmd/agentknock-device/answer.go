@@ -4,9 +4,11 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -57,11 +59,12 @@ func cmdApprove(c *cli, args []string) error {
 	fs := c.flags("approve")
 	forText := fs.String("for", "", "")
 	pinText := fs.String("pin", "", "")
+	accept := fs.String("accept-unbound", "", "")
 	operands, err := c.parse(fs, helpApprove, args)
 	if err != nil {
 		return err
 	}
-	if err := wantOperands(operands, 1, 1, "approve ID [--pin DURATION | --for DURATION]"); err != nil {
+	if err := wantOperands(operands, 1, 1, "approve ID [--pin DURATION [--accept-unbound CODE] | --for DURATION]"); err != nil {
 		return err
 	}
 	if *forText != "" {
@@ -74,7 +77,31 @@ func cmdApprove(c *cli, args []string) error {
 			return usageError{err.Error()}
 		}
 	}
-	return c.answer(controlRequest{Op: "approve", ID: operands[0], For: *forText, Pin: *pinText})
+	if *accept != "" && *pinText == "" {
+		return usagef("--accept-unbound confirms a pin; it needs --pin")
+	}
+	req := controlRequest{Op: "approve", ID: operands[0], For: *forText, Pin: *pinText, AcceptUnbound: *accept}
+	resp, err := c.control(req)
+	if err != nil && resp != nil && resp.AcceptUnbound != "" && *accept == "" {
+		// On a terminal the person can confirm the list right here; a
+		// script must pass the code, having been shown the list.
+		f, ok := c.stdin.(*os.File)
+		if !ok || !foregroundTerminal(f) {
+			return err
+		}
+		fmt.Fprintf(c.stderr, "%s\npin it anyway, knowing the above is not bound? [y/N] ", resp.Error)
+		line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return errors.New("not pinned; the request still waits")
+		}
+		req.AcceptUnbound = resp.AcceptUnbound
+		resp, err = c.control(req)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stderr, clean(resp.Message))
+	return nil
 }
 
 func cmdDeny(c *cli, args []string) error {

@@ -2,7 +2,12 @@
 // policy first, then the pinned and policy rules (rules.go), then the
 // time-boxed grants, else a person answers on serve's terminal or from
 // another terminal through the control socket; the first answer wins. Every
-// decision goes to the audit log (audit.go).
+// decision goes to the audit log (audit.go) before it is answered; a
+// decision the log could not take is not sent: the request is denied
+// instead (fail closed) and the console says why. A pin is made only after
+// the person confirmed the list of what the rule does not bind (rules.go,
+// unboundOf): "y" after the list on the terminal, --accept-unbound CODE
+// from another terminal.
 package main
 
 import (
@@ -36,6 +41,9 @@ type approver struct {
 	// prompt: serve's standard input is a terminal, so the oldest pending
 	// request is also asked about there.
 	prompt atomic.Bool
+	// offer is the pin the terminal asked the person to confirm; only the
+	// terminal reader touches it.
+	offer *pinOffer
 
 	mu      sync.Mutex
 	pending []*pendingItem // arrival order; pending[0] is the one prompted
@@ -47,6 +55,14 @@ type pendingItem struct {
 	decided chan answer // buffered: finish never blocks
 }
 
+// pinOffer: the terminal showed what a pin of p would not bind and waits
+// for the person to confirm it.
+type pinOffer struct {
+	p    *pendingItem
+	d    time.Duration
+	code string
+}
+
 // answer is a decision and who made it.
 type answer struct {
 	d  device.Decision
@@ -56,26 +72,25 @@ type answer struct {
 // newApprover keeps grants, rules and the audit log in stateDir.
 func newApprover(p *policy, stateDir string, now func() time.Time, con *console, prompt bool) *approver {
 	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now),
-		audit: newAuditLog(stateDir), now: now, con: con}
+		audit: newAuditLog(stateDir, func(m string) { con.printf("  (audit log: %s)\n", clean(m)) }), now: now, con: con}
 	ap.prompt.Store(prompt)
 	return ap
 }
 
-// record writes the decision to the audit log; a failure is shown, never
-// silent, but does not change the answer.
-func (ap *approver) record(a *device.Approval, d device.Decision, by decidedBy) {
-	if err := ap.audit.append(auditEntryOf(a, d, by, ap.now())); err != nil {
-		ap.con.printf("  (audit log: %s)\n", clean(err.Error()))
+// record writes the decision to the audit log and returns the decision to
+// send: d itself, or, when the log could not take it, a denial (fail
+// closed), with the console told why.
+func (ap *approver) record(a *device.Approval, d device.Decision, by decidedBy) device.Decision {
+	err := ap.audit.append(auditEntryOf(a, d, by, ap.now()))
+	if err == nil {
+		return d
 	}
-}
-
-// RecordsDurable implements device.DurableRecorder: the device calls it
-// before an answer leaves, so every decision it sends is in the audit log
-// on disk.
-func (ap *approver) RecordsDurable() {
-	if err := ap.audit.durable(); err != nil {
-		ap.con.printf("  (audit log: %s)\n", clean(err.Error()))
+	if !d.Approve {
+		ap.con.printf("  -> %s: the audit log could not record its denial (%s); the denial stands\n", clean(a.ID), clean(err.Error()))
+		return d
 	}
+	ap.con.printf("  -> %s NOT answered as decided: the audit log could not record it (%s); denied instead\n", clean(a.ID), clean(err.Error()))
+	return device.Decision{Reason: "OTHER", Message: "The device could not record the decision in its audit log, so it refused the request."}
 }
 
 // Decide implements device.Approver.
@@ -86,7 +101,7 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	ap.con.print(renderApproval(&v))
 	if ok {
 		ap.con.printf("  -> %s %s\n", clean(a.ID), note)
-		ap.record(a, d, by)
+		d = ap.record(a, d, by)
 		ap.showConfirmedCode(a, d)
 		ap.reprompt()
 		return d
@@ -116,8 +131,7 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 			ans = <-p.decided
 		}
 	}
-	ap.record(a, ans.d, ans.by)
-	return ans.d
+	return ap.record(a, ans.d, ans.by)
 }
 
 // DecideNow implements device.ImmediateApprover: the policy's, a rule's or
@@ -132,7 +146,7 @@ func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
 	v := viewOf(a)
 	ap.con.print(renderApproval(&v))
 	ap.con.printf("  -> %s %s\n", clean(a.ID), note)
-	ap.record(a, d, by)
+	d = ap.record(a, d, by)
 	ap.showConfirmedCode(a, d)
 	ap.reprompt()
 	return d, true
@@ -142,7 +156,7 @@ func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
 // as invalid without asking are logged too.
 func (ap *approver) Refused(a *device.Approval, message string) {
 	ap.record(a, device.Decision{Reason: "INVALID_REQUEST", Message: message},
-		decidedBy{who: "device", how: "refused as invalid: " + message})
+		decidedBy{who: "device", how: "refused as invalid: " + message}) // denied either way
 }
 
 // automatic applies the policy, then the rules, then the grants. ok is
@@ -170,9 +184,17 @@ func (ap *approver) automatic(a *device.Approval) (d device.Decision, note strin
 		return device.Decision{}, "", decidedBy{}, false, nil
 	}
 	if a.Kind == kindInvocation {
-		pinned, err := ap.rules.list()
+		pinned, refused, err := ap.rules.list()
 		if err != nil {
 			ap.con.printf("  (pinned rules unreadable, asking instead: %s)\n", clean(err.Error()))
+		}
+		// A refused rule is never applied; one that would have covered
+		// this request is named, so the tampering does not go unseen.
+		for _, rr := range refused {
+			if len(rr.rule.differences(a, ap.now())) == 0 {
+				askedAgain = append(askedAgain, "pinned rule "+clean(rr.rule.ID)+" would cover this request but is refused: "+rr.why)
+				ap.con.printf("  (pinned rule %s refused for %s: %s)\n", clean(rr.rule.ID), clean(a.ID), rr.why)
+			}
 		}
 		rv := checkRules(append(append([]*rule{}, ap.policy.Rules...), pinned...), a, ap.now())
 		if r := rv.match; r != nil {
@@ -183,10 +205,14 @@ func (ap *approver) automatic(a *device.Approval) (d device.Decision, note strin
 			return device.Decision{Approve: true}, note, decidedBy{who: "rule", how: r.label(), rule: r.ID}, true, nil
 		}
 		if rv.near != nil {
-			askedAgain = append([]string{"this request differs from " + rv.near.label() + " in:"}, rv.diff...)
+			askedAgain = append(append(askedAgain, "this request differs from "+rv.near.label()+" in:"), rv.diff...)
 		}
 	}
-	g, found, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets)
+	g, found, refusedGrant, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets)
+	if refusedGrant != "" {
+		askedAgain = append(askedAgain, "a grant would cover this request but is refused: "+refusedGrant)
+		ap.con.printf("  (a grant for %s refused: %s)\n", clean(a.ID), refusedGrant)
+	}
 	if err != nil {
 		ap.con.printf("  (grants unreadable, asking instead: %s)\n", clean(err.Error()))
 		return device.Decision{}, "", decidedBy{}, false, askedAgain
@@ -326,8 +352,10 @@ func (ap *approver) list() []approvalView {
 
 // approve answers a non-pairing request; forDur > 0 also records a grant
 // for the same secret set, client and operation; pinDur > 0 a rule for this
-// exact command (rules.go).
-func (ap *approver) approve(id string, forDur, pinDur time.Duration, how string) (string, error) {
+// exact command (rules.go), but only when accept is the confirmation code
+// of what that rule would not bind; otherwise nothing is answered and the
+// error (a *pinUnconfirmed) carries the list and the code.
+func (ap *approver) approve(id string, forDur, pinDur time.Duration, accept, how string) (string, error) {
 	p := ap.find(id)
 	if p == nil {
 		return "", errNotPending
@@ -342,12 +370,18 @@ func (ap *approver) approve(id string, forDur, pinDur time.Duration, how string)
 		if err != nil {
 			return "", usageError{err.Error()}
 		}
+		if code := pinCode(p.a.ID, r.Unbound); accept != code {
+			return "", &pinUnconfirmed{id: p.a.ID, code: code, items: r.Unbound, wrong: accept != ""}
+		}
 		if err := ap.rules.add(r); err != nil {
 			return "", fmt.Errorf("recording the rule: %w", err)
 		}
 		msg += "; " + r.describe()
 		how += ", pinning " + r.describe()
 		by.rule = r.ID
+		for _, it := range r.Unbound {
+			by.unbound = append(by.unbound, it.Name)
+		}
 	}
 	if forDur > 0 {
 		g, err := ap.grants.add(p.a.ClientID, p.a.Kind, p.a.Secrets, forDur)
@@ -357,10 +391,28 @@ func (ap *approver) approve(id string, forDur, pinDur time.Duration, how string)
 		msg += "; same requests approved until " + g.Expires.Local().Format(time.RFC3339)
 		how += " with a grant until " + g.Expires.Local().Format(time.RFC3339)
 	}
+	by.how = how
 	if !ap.finishBy(p, device.Decision{Approve: true}, how, by) {
 		return "", errNotPending
 	}
 	return msg, nil
+}
+
+// pinUnconfirmed: a pin was asked for without confirming what the rule
+// would not bind. The request stays pending.
+type pinUnconfirmed struct {
+	id, code string
+	items    []unboundItem
+	wrong    bool // a code was given, but not this list's
+}
+
+func (e *pinUnconfirmed) Error() string {
+	head := "nothing answered yet: a rule for " + clean(e.id) + " would not bind what follows, and pinning needs your confirmation of it."
+	if e.wrong {
+		head = "nothing answered yet: the confirmation code is not this request's (the list below is what it confirms)."
+	}
+	return head + "\n" + unboundText(e.items, "  ") +
+		"To pin it anyway, repeat the command with --accept-unbound " + e.code + "; to approve once, leave out --pin."
 }
 
 // deny answers any pending request, pairing included, with USER_DENIED.
@@ -514,6 +566,24 @@ func (ap *approver) terminalLine(line string) {
 		}
 		return
 	}
+	if offer := ap.offer; offer != nil {
+		ap.offer = nil
+		if offer.p != p {
+			// Answered elsewhere meanwhile: this line was meant for it.
+			ap.con.printf("  (%s was answered meanwhile; nothing pinned, and this line answers nothing)\n", clean(offer.p.a.ID))
+			ap.con.print(promptText(p))
+			return
+		}
+		if answer == "y" || answer == "yes" {
+			if _, err := ap.approve(p.a.ID, 0, offer.d, offer.code, how); err != nil {
+				ap.con.printf("  (%s)\n", clean(err.Error()))
+				ap.con.print(promptText(p))
+			}
+			return
+		}
+		ap.con.print("  not pinned; the request still waits.\n" + promptText(p))
+		return
+	}
 	switch answer {
 	case "y", "yes":
 		ap.finish(p, device.Decision{Approve: true}, how)
@@ -521,10 +591,15 @@ func (ap *approver) terminalLine(line string) {
 		ap.finish(p, device.Decision{Reason: "USER_DENIED", Message: messageUserDenied}, how)
 	default:
 		if d, ok := pinAnswer(answer); ok && p.a.Kind == kindInvocation {
-			if _, err := ap.approve(p.a.ID, 0, d, how); err != nil {
+			r, err := ruleFromRequest(p.a, d, ap.now(), how)
+			if err != nil {
 				ap.con.printf("  (%s)\n", clean(err.Error()))
 				ap.con.print(promptText(p))
+				return
 			}
+			ap.offer = &pinOffer{p: p, d: d, code: pinCode(p.a.ID, r.Unbound)}
+			ap.con.print("  a rule for this command would not bind:\n" + unboundText(r.Unbound, "  ") +
+				"pin it anyway, knowing the above is not bound? [y/N: no pin, back to the question] ")
 			return
 		}
 		ap.con.print(promptText(p))

@@ -131,7 +131,7 @@ func TestApproverGrantsAndWithdrawal(t *testing.T) {
 
 	first := h.decide(ctx, fakeInvocation("B1", "demo"))
 	h.waitPending(t, "B1")
-	if _, err := h.ap.approve("B1", 10*time.Minute, 0, "test"); err != nil {
+	if _, err := h.ap.approve("B1", 10*time.Minute, 0, "", "test"); err != nil {
 		t.Fatal(err)
 	}
 	if d := receive(t, first); !d.Approve {
@@ -164,7 +164,7 @@ func TestApproverGrantsAndWithdrawal(t *testing.T) {
 	if d := receive(t, fourth); d.Approve || d.Reason != "USER_DENIED" || d.Message == "" {
 		t.Fatalf("deny: %+v", d)
 	}
-	if _, err := h.ap.approve("B4", 0, 0, "test"); err == nil {
+	if _, err := h.ap.approve("B4", 0, 0, "", "test"); err == nil {
 		t.Fatal("a request was answered twice")
 	}
 }
@@ -213,7 +213,7 @@ func TestControlPendingApproveDeny(t *testing.T) {
 	if d := receive(t, first); !d.Approve {
 		t.Fatalf("approve through the socket: %+v", d)
 	}
-	if _, ok, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}); !ok {
+	if _, ok, _, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}); !ok {
 		t.Fatal("approve --for recorded no grant")
 	}
 

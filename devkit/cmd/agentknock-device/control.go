@@ -6,7 +6,7 @@
 //	-> {"op":"pending"}
 //	<- {"ok":true,"pending":[{"id":"...","kind":"invocation",...}]}
 //	-> {"op":"approve","id":"K3F9","for":"10m"}
-//	-> {"op":"approve","id":"K3F9","pin":"30m"}
+//	-> {"op":"approve","id":"K3F9","pin":"30m","accept_unbound":"CODE"}
 //	-> {"op":"deny","id":"K3F9","message":"not now"}
 //	-> {"op":"pairing-confirm","sas":"0123 4567 8901"}
 //	-> {"op":"pairing-reject"}
@@ -36,13 +36,16 @@ const (
 )
 
 type controlRequest struct {
-	Op       string `json:"op"`
-	ID       string `json:"id,omitempty"`
-	For      string `json:"for,omitempty"`
-	Pin      string `json:"pin,omitempty"`
-	Message  string `json:"message,omitempty"`
-	SAS      string `json:"sas,omitempty"`
-	ClientID string `json:"client_id,omitempty"`
+	Op  string `json:"op"`
+	ID  string `json:"id,omitempty"`
+	For string `json:"for,omitempty"`
+	Pin string `json:"pin,omitempty"`
+	// AcceptUnbound confirms what a pin does not bind: the code the
+	// refusal without it printed.
+	AcceptUnbound string `json:"accept_unbound,omitempty"`
+	Message       string `json:"message,omitempty"`
+	SAS           string `json:"sas,omitempty"`
+	ClientID      string `json:"client_id,omitempty"`
 }
 
 type controlResponse struct {
@@ -51,6 +54,9 @@ type controlResponse struct {
 	Usage   bool           `json:"usage,omitempty"` // the error is the caller's input
 	Message string         `json:"message,omitempty"`
 	Pending []approvalView `json:"pending,omitempty"`
+	// AcceptUnbound: a pin was refused for want of confirmation; this is
+	// the code that confirms the list in Error.
+	AcceptUnbound string `json:"accept_unbound,omitempty"`
 }
 
 // errNoServe: nothing listens on the control socket.
@@ -152,7 +158,7 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 				return failure(usageError{err.Error()})
 			}
 		}
-		msg, err = s.ap.approve(req.ID, d, pin, how)
+		msg, err = s.ap.approve(req.ID, d, pin, req.AcceptUnbound, how)
 	case "deny":
 		msg, err = s.ap.deny(req.ID, req.Message, how)
 	case "pairing-confirm":
@@ -196,14 +202,19 @@ func (s *controlServer) rejectUnfinished() (string, error) {
 
 func failure(err error) controlResponse {
 	var u usageError
-	return controlResponse{Error: err.Error(), Usage: errors.As(err, &u)}
+	resp := controlResponse{Error: err.Error(), Usage: errors.As(err, &u)}
+	if pu := (*pinUnconfirmed)(nil); errors.As(err, &pu) {
+		resp.AcceptUnbound = pu.code
+	}
+	return resp
 }
 
-// parseGrantDuration reads --for: a positive Go duration such as 10m or 1h.
+// parseGrantDuration reads --for: a positive Go duration such as 10m or
+// 1h, at most the lifetime cap (a week).
 func parseGrantDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--for wants a positive duration such as 10m or 2h, not %q", s)
+	if err != nil || d <= 0 || d > ruleLifetimeCap {
+		return 0, fmt.Errorf("--for wants a positive duration such as 10m or 2h, at most a week, not %q", s)
 	}
 	return d, nil
 }

@@ -2,10 +2,17 @@
 // also covers later requests with the same secret set, client and operation
 // kind until it expires. Kept in grants.json in the state directory so a
 // restarted serve still honours (and a stopped one forgets nothing about)
-// what was granted.
+// what was granted. Like pinned rules (rules.go) they are authenticated
+// with rules.key (an HMAC over each grant), refused when created in the
+// future, and never live past ruleLifetimeCap after their creation: a grant
+// added or edited by hand, or revived by setting the clock back, approves
+// nothing.
 package main
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -27,6 +34,32 @@ type grant struct {
 	Operation string    `json:"operation"`
 	Created   time.Time `json:"created"`
 	Expires   time.Time `json:"expires"`
+	MAC       string    `json:"mac,omitempty"` // HMAC-SHA256 with rules.key over canonical(), hex
+}
+
+func (g grant) canonical() []byte {
+	g.MAC = ""
+	data, _ := json.Marshal(g)
+	return append([]byte("agentknock-device grant v1\n"), data...)
+}
+
+func grantMAC(key []byte, g grant) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(g.canonical())
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// refusal says why a stored grant is not applied; "" means it stands.
+func (g grant) refusal(key []byte, now time.Time) string {
+	switch {
+	case g.MAC == "" || key == nil || !hmac.Equal([]byte(g.MAC), []byte(grantMAC(key, g))):
+		return "it is not authenticated by this device (added or edited by hand)"
+	case g.Created.After(now.Add(ruleClockSlack)):
+		return "it was created in the future: the clock was set back"
+	case g.Expires.After(g.Created.Add(ruleLifetimeCap)):
+		return "its expiry lies beyond the lifetime cap"
+	}
+	return ""
 }
 
 type grantsDoc struct {
@@ -36,13 +69,14 @@ type grantsDoc struct {
 // grantStore is used by one serve process only (the control socket admits
 // one serve per state directory), so an in-process mutex orders its writes.
 type grantStore struct {
+	dir  string
 	path string
 	now  func() time.Time
 	mu   sync.Mutex
 }
 
 func newGrantStore(stateDir string, now func() time.Time) *grantStore {
-	return &grantStore{path: filepath.Join(stateDir, grantsFile), now: now}
+	return &grantStore{dir: stateDir, path: filepath.Join(stateDir, grantsFile), now: now}
 }
 
 func (s *grantStore) load() ([]grant, error) {
@@ -60,31 +94,47 @@ func (s *grantStore) load() ([]grant, error) {
 	return doc.Grants, nil
 }
 
-// matches reports whether an unexpired grant covers exactly this secret set
-// for this client and operation. A grant for {a} does not cover {a, b}, and
-// one for {a, b} does not cover {a}: the person approved that combination.
-func (s *grantStore) matches(clientID, operation string, secrets []string) (grant, bool, error) {
+// matches reports whether an unexpired, authentic grant covers exactly
+// this secret set for this client and operation. A grant for {a} does not
+// cover {a, b}, and one for {a, b} does not cover {a}: the person approved
+// that combination. refused says why a grant that would have covered it
+// is not applied.
+func (s *grantStore) matches(clientID, operation string, secrets []string) (g grant, found bool, refused string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	grants, err := s.load()
-	if err != nil {
-		return grant{}, false, err
+	if err != nil || len(grants) == 0 {
+		return grant{}, false, "", err
+	}
+	key, err := readRulesKey(s.dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return grant{}, false, "", err
 	}
 	want := sortedCopy(secrets)
 	now := s.now()
 	for _, g := range grants {
-		if g.ClientID == clientID && g.Operation == operation &&
-			slices.Equal(g.Secrets, want) && now.Before(g.Expires) {
-			return g, true, nil
+		if g.ClientID != clientID || g.Operation != operation || !slices.Equal(g.Secrets, want) {
+			continue
+		}
+		if why := g.refusal(key, now); why != "" {
+			refused = why
+			continue
+		}
+		if now.Before(g.Expires) && now.Before(g.Created.Add(ruleLifetimeCap)) {
+			return g, true, "", nil
 		}
 	}
-	return grant{}, false, nil
+	return grant{}, false, refused, nil
 }
 
 // add records a grant and drops expired ones.
 func (s *grantStore) add(clientID, operation string, secrets []string, d time.Duration) (grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	key, err := rulesKey(s.dir)
+	if err != nil {
+		return grant{}, err
+	}
 	grants, err := s.load()
 	if err != nil {
 		return grant{}, err
@@ -103,6 +153,7 @@ func (s *grantStore) add(clientID, operation string, secrets []string, d time.Du
 		Created:   now.UTC(),
 		Expires:   now.Add(d).UTC(),
 	}
+	g.MAC = grantMAC(key, g)
 	kept = append(kept, g)
 	data, err := json.MarshalIndent(grantsDoc{Grants: kept}, "", "  ")
 	if err != nil {

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,7 +23,7 @@ func TestGrantsScopedAndExpiring(t *testing.T) {
 	}
 	check := func(client, op string, secrets []string, want bool) {
 		t.Helper()
-		_, got, err := s.matches(client, op, secrets)
+		_, got, _, err := s.matches(client, op, secrets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestGrantsScopedAndExpiring(t *testing.T) {
 
 	// A fresh store (a restarted serve) sees the same grant.
 	s2 := newGrantStore(dir, clock.now)
-	if _, ok, _ := s2.matches("C1", kindInvocation, []string{"a", "b"}); !ok {
+	if _, ok, _, _ := s2.matches("C1", kindInvocation, []string{"a", "b"}); !ok {
 		t.Error("grant not persisted")
 	}
 	fi, err := os.Stat(filepath.Join(dir, grantsFile))
@@ -66,7 +67,43 @@ func TestGrantsScopedAndExpiring(t *testing.T) {
 		t.Errorf("expired grants kept: %+v", grants)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
+	if len(entries) != 2 { // grants.json and rules.key
 		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestGrantsAuthenticated(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	s := newGrantStore(dir, clock.now)
+	if _, err := s.add("C1", kindInvocation, []string{"a"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, grantsFile)
+	pristine, _ := os.ReadFile(path)
+	for name, c := range map[string]struct {
+		edit  func(string) string
+		clock time.Duration
+		why   string
+	}{
+		"hand-edited expiry": {func(s string) string {
+			return strings.Replace(s, `"expires": "2030-01-02T04`, `"expires": "2031-01-02T04`, 1)
+		}, 2 * time.Hour, "not authenticated"},
+		"hand-added":     {func(s string) string { return strings.Replace(s, `"mac"`, `"was_mac"`, 1) }, 0, "not authenticated"},
+		"clock set back": {func(s string) string { return s }, -24 * time.Hour, "created in the future"},
+	} {
+		edited := c.edit(string(pristine))
+		if edited == string(pristine) && c.clock >= 0 {
+			t.Fatalf("%s: nothing edited", name)
+		}
+		os.WriteFile(path, []byte(edited), 0o600)
+		clock.t = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).Add(c.clock)
+		_, ok, why, err := s.matches("C1", kindInvocation, []string{"a"})
+		if err != nil || ok || !strings.Contains(why, c.why) {
+			t.Errorf("%s: matches = %v, %q, %v", name, ok, why, err)
+		}
+	}
+	if _, err := parseGrantDuration("169h"); err == nil {
+		t.Error("a grant beyond the lifetime cap accepted")
 	}
 }

@@ -39,6 +39,7 @@ Commands:
   rules [--json] / rules remove ID
                                list / remove pinned rules
   log [--since D] [--json]     show the audit log of every decision
+  log --verify                 check the audit log's hash chain
 
 Exit status: 0 on success, 2 for a usage error, 1 for any other failure.
 Errors are printed as "agentknock-device: error: ..." on standard error.
@@ -133,13 +134,17 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
     3. a grant made with 'approve ID --for DURATION' that matches;
     4. a person: when serve's standard input is a terminal it prompts
        "approve? [y/N, or "p 30" ...]": "y" approves, "p 30" (or "pin 2h")
+       shows what a rule would not bind and, after a "y" to that,
        approves and pins a rule for this exact command for 30 minutes, an
        empty line or "n" denies (for a pairing: type the 12 digits the
        client shows, or "no"); 'pending', 'approve', 'deny' and 'pairing
        ...' from another terminal answer too. The first answer wins.
        Without a terminal, requests wait for another terminal.
   A request that nearly matches a rule is shown with "asked again" and the
-  fields that differ. Every decision is appended to the audit log ('log').
+  fields that differ. Every decision is appended to the audit log ('log')
+  before it is sent; a decision the log cannot take is not sent (the
+  request is denied). A policy that approves anything by itself is listed
+  when serve starts.
 
   Policy file (JSON; unknown members and verdicts are errors):
     {
@@ -188,7 +193,7 @@ const helpPending = `pending [--json]
   pairing's verification code).
 `
 
-const helpApprove = `approve ID [--pin DURATION | --for DURATION]
+const helpApprove = `approve ID [--pin DURATION [--accept-unbound CODE] | --for DURATION]
   Approves a waiting request (not a pairing: see 'pairing confirm').
   --pin DURATION (minutes, e.g. 30, or 30m, 2h; at most a week) also
   approves, until it expires, this exact command again: a rule bound to
@@ -197,35 +202,53 @@ const helpApprove = `approve ID [--pin DURATION | --for DURATION]
   the working directory and the expiry. A request that differs in any of
   them is asked again, naming the fields that differ. An execute-only
   binary (no hash) is pinned by its path alone, and the rule says so.
-  Only invocations can be pinned. Rules are kept in rules.json; see
-  'rules'.
-  --for DURATION (e.g. 10m, 2h) instead approves, until it expires, later
-  requests of the same operation kind from the same client for exactly the
-  same set of secrets, whatever the command.
+  A rule cannot bind what the request does not carry: the files a program
+  reads (bash build.sh, a script run from a -c script, a Makefile), which
+  program PATH finds for a command in a script or a #!/usr/bin/env line,
+  a directory replaced at the same path, the inherited environment
+  (BASH_ENV, PATH, ...). On a terminal the list of these for this request
+  is shown and "y" pins; otherwise nothing is answered: the list is
+  printed with a CODE, and the same command with --accept-unbound CODE
+  pins. Only invocations can be pinned.
+  Rules are kept in rules.json, authenticated with rules.key; see 'rules'.
+  --for DURATION (e.g. 10m, 2h; at most a week) instead approves, until
+  it expires, later requests of the same operation kind from the same
+  client for exactly the same set of secrets, whatever the command.
     agentknock-device approve 7KQ2 --pin 30
+    agentknock-device approve 7KQ2 --pin 30 --accept-unbound 3f9a0c12de
     agentknock-device approve 7KQ2 --for 15m
 `
 
 const helpRules = `rules [--json]
   Lists the pinned rules (rules.json in the state directory), expired ones
-  for a day after they lapse. --json prints an array of objects with id,
-  client, secrets, routing, executable, sha256 or execute_only, argv,
-  match, directory, created, expires and pinned_by.
+  for a day after they lapse, each with what it does not bind. A rule the
+  device did not make as it stands (edited or added by hand, created in
+  the future, beyond the week-long lifetime cap) is listed as REFUSED and
+  never applied; then the exit status is 1. --json prints an array of
+  objects with id, client, secrets, routing, executable, sha256 or
+  execute_only, argv, match, directory, created, expires, pinned_by,
+  unbound, mac, state (active, expired or refused) and refused (why).
 rules remove ID
   Removes a pinned rule; a running serve stops applying it at once.
 `
 
-const helpLog = `log [--since DURATION|TIME] [--json]
+const helpLog = `log [--since DURATION|TIME] [--json] | log --verify
   Shows the audit log (audit.jsonl in the state directory, mode 0600): one
   entry for every request the device decided, with its kind, client,
   secrets (names only; never a value), command summary, directory,
   executable and hash, the decision, who or what decided (person, policy,
   rule, grant, or the device itself for a request it refused as invalid;
-  the rule's id) and when. The log is append-only and written
-  entry by entry with fsync, so it survives restarts and a crash loses at
-  most the entry being written. --since 90m, 24h, 7d, 2030-01-02 or an
-  RFC 3339 time limits it to later decisions; --json prints the entries.
+  the rule's id) and when, the client's reason, the explanation's verdict
+  and marks, and the delivery. Each entry is written with fsync before the
+  decision is sent, and carries the SHA-256 of the entry before it (across
+  rotation at 2 MiB into audit.jsonl.1 to .3); audit.head records the
+  last. --since 90m, 24h, 7d, 2030-01-02 or an RFC 3339 time limits it to
+  later decisions; --json prints the entries.
+log --verify
+  Checks the chain through every file and audit.head; exits 1 naming the
+  first entry edited, reordered, repeated or missing.
     agentknock-device log --since 24h
+    agentknock-device log --verify
 `
 
 const helpDeny = `deny ID [--message TEXT]
@@ -283,8 +306,10 @@ const helpExamples = `Examples:
 
   # answer from another terminal
   agentknock-device pending
-  agentknock-device approve 7KQ2 --pin 30
+  agentknock-device approve 7KQ2 --pin 30    # lists what the rule would not bind
+  agentknock-device approve 7KQ2 --pin 30 --accept-unbound CODE
   agentknock-device log --since 1h
+  agentknock-device log --verify
 
   # headless (CI): policy decides, stdout gives the URL
   agentknock-device --state "$PWD/dev" serve --listen 127.0.0.1:0 \

@@ -185,3 +185,40 @@ func denialMessage(kind, secret string, bySecret, byOperation bool) string {
 	}
 	return fmt.Sprintf("device policy denies secret %q by default", secret)
 }
+
+// autoApprovals lists, for serve's start-up, what the policy approves
+// without asking a person, one line each (each policy rule followed by what
+// it does not bind); empty when it approves nothing by itself.
+func (p *policy) autoApprovals() []string {
+	var out []string
+	if p.Pairing == verdictApprove {
+		out = append(out, `  - "pairing": "approve": every pairing is confirmed by the device itself, with no code compared`+"\n")
+	}
+	if p.Default == verdictApprove {
+		out = append(out, `  - "default": "approve": every secret the policy does not name is approved for any command`+"\n")
+	}
+	names := make([]string, 0, len(p.Secrets))
+	for name, v := range p.Secrets {
+		if v == verdictApprove {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out = append(out, fmt.Sprintf("  - secret %s: \"approve\": any command gets it, unless an operation rule asks\n", clean(name)))
+	}
+	ops := make([]string, 0, len(p.Operations))
+	for op, v := range p.Operations {
+		if v == verdictApprove {
+			ops = append(ops, op)
+		}
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		out = append(out, fmt.Sprintf("  - operation %s: \"approve\": approved for secrets the policy does not deny or ask for\n", clean(op)))
+	}
+	for _, r := range p.Rules {
+		out = append(out, "  - "+r.describe()+"\n"+unboundText(r.Unbound, "      "))
+	}
+	return out
+}

@@ -85,3 +85,30 @@ func TestPolicyParseErrors(t *testing.T) {
 		t.Errorf("empty policy: %+v, %v", p, err)
 	}
 }
+
+func TestPolicyAutoApprovalsAreNamed(t *testing.T) {
+	p, err := parsePolicy([]byte(`{"default": "ask", "pairing": "approve",
+		"secrets": {"demo": "approve", "prod": "deny"}, "operations": {"git-sign": "approve"},
+		"rules": [{"name": "tests", "client": "c", "secrets": ["gh"], "executable": "/bin/sh", "execute_only": true,
+		           "argv": ["sh", "-c", "make test"], "match": "script", "directory": "/w"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(p.autoApprovals(), "")
+	for _, want := range []string{`"pairing": "approve"`, "secret demo:", "operation git-sign:", "policy rule tests: sh -c 'make test' in /w",
+		"- make via PATH:", "- directory /w:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%q not named in:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "prod") {
+		t.Errorf("a denying secret listed as approving:\n%s", text)
+	}
+	if got := defaultPolicy().autoApprovals(); len(got) != 0 {
+		t.Errorf("the default policy approves: %q", got)
+	}
+	if _, err := parsePolicy([]byte(`{"rules": [{"client": "c", "secrets": ["s"], "executable": "/bin/x", "execute_only": true,
+		"argv": ["x"], "directory": "/w", "mac": "00"}]}`)); err == nil {
+		t.Error("a policy rule with a mac accepted")
+	}
+}

@@ -1,28 +1,49 @@
 // Pinned rules: "approve this again for N minutes, for this exact
 // command". Unlike a grant (grants.go), which covers any command with the
-// same secrets, a rule is bound to every field that decides what runs and
-// with what: the client, the secret set and its routing, the executable
-// path and SHA-256 hash, the argument vector (exactly, or the parsed form
-// of the shell script it runs), the working directory, and an expiry. A
+// same secrets, a rule is bound to every field of the request that decides
+// what runs and with what: the client, the secret set and its routing, the
+// executable path and SHA-256 hash, the argument vector (exactly, or the
+// parsed form of the shell script it runs), the working directory's path,
+// and an expiry. A
 // person pins one when approving (rules.json in the state directory); a
 // policy file can state the same rules. A request that differs in any bound
 // field is asked again, and the prompt names the fields.
+//
+// What a rule cannot bind (the files a program reads, the programs PATH
+// finds inside a script, the directory behind its path, the inherited
+// environment) is computed from the request by unboundOf (a walk over the
+// mvdan.cc/sh parse of the script it runs), shown as one list before a pin
+// is made, confirmed by the person, stored with the rule and listed by
+// `rules`.
+//
+// Pinned rules are authenticated by the device: rules.key in the state
+// directory (32 random bytes, 0600, created atomically) keys an HMAC-SHA256
+// over each rule's canonical content, so a rule edited or added by hand is
+// refused and reported. A rule is also refused when it was created in the
+// future by the current clock, and none lives longer than ruleLifetimeCap
+// after its creation, so setting the clock back revives nothing beyond the
+// cap.
 package main
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -62,8 +83,72 @@ type rule struct {
 	Created     time.Time `json:"created,omitzero"`
 	Expires     time.Time `json:"expires,omitzero"` // zero: no expiry (policy rules only)
 	PinnedBy    string    `json:"pinned_by,omitempty"`
+	// Unbound is what the rule cannot bind, as the person confirmed it.
+	Unbound []unboundItem `json:"unbound,omitempty"`
+	// MAC authenticates a pinned rule: HMAC-SHA256 with rules.key over
+	// canonical(), hex.
+	MAC string `json:"mac,omitempty"`
 
 	fromPolicy bool
+}
+
+const (
+	rulesKeyFile = "rules.key"
+	// ruleLifetimeCap: no pinned rule outlives its creation by more than
+	// this (the longest --pin), whatever its expiry says and whatever the
+	// clock did since.
+	ruleLifetimeCap = 7 * 24 * time.Hour
+	// ruleClockSlack: how far in the future a rule's creation may lie
+	// before it is refused (clocks stepped by NTP, a second process).
+	ruleClockSlack = time.Minute
+)
+
+// canonical is the content a rule's MAC covers: every member but the MAC,
+// as encoding/json writes them (fixed member order, sorted map keys), after
+// a label that keeps the MAC from meaning anything else.
+func (r *rule) canonical() []byte {
+	c := *r
+	c.MAC = ""
+	data, err := json.Marshal(&c)
+	if err != nil {
+		panic(err) // plain strings, slices, maps and times always marshal
+	}
+	return append([]byte("agentknock-device pinned rule v1\n"), data...)
+}
+
+func ruleMAC(key []byte, r *rule) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(r.canonical())
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// refusal says why a stored pinned rule is not used; "" means it stands.
+// key is nil when rules.key does not exist.
+func (r *rule) refusal(key []byte, now time.Time) string {
+	switch {
+	case r.MAC == "":
+		return "it carries no MAC: added by hand, or pinned by a version that did not authenticate rules"
+	case key == nil:
+		return "the device's rules.key is missing, so no rule can be authenticated"
+	case !hmac.Equal([]byte(r.MAC), []byte(ruleMAC(key, r))):
+		return "its MAC does not verify: edited by hand, or made with another key"
+	case r.Created.IsZero() || r.Expires.IsZero():
+		return "it has no creation or expiry time"
+	case r.Created.After(now.Add(ruleClockSlack)):
+		return "it was created in the future (" + r.Created.Local().Format(time.RFC3339) + "): the clock was set back"
+	case r.Expires.After(r.Created.Add(ruleLifetimeCap)):
+		return "its expiry lies beyond the lifetime cap of " + ruleLifetimeCap.String() + " after its creation"
+	}
+	return ""
+}
+
+// expired: past its expiry, or older than the lifetime cap by the current
+// clock.
+func (r *rule) expired(now time.Time) bool {
+	if r.Expires.IsZero() {
+		return false // policy rules state their own
+	}
+	return !now.Before(r.Expires) || (!r.fromPolicy && !now.Before(r.Created.Add(ruleLifetimeCap)))
 }
 
 // label names the rule for prompts and the audit log.
@@ -105,6 +190,11 @@ func ruleFromRequest(a *device.Approval, d time.Duration, now time.Time, by stri
 	if _, ok := canonicalScriptArgv(r.Argv, inv.ExecutablePath); ok {
 		r.Match = matchScript
 	}
+	var script *string
+	if inv.HasScriptContents {
+		script = &inv.ScriptContents
+	}
+	r.Unbound = unboundOf(r.Argv, r.Executable, r.Directory, script)
 	return r, nil
 }
 
@@ -233,10 +323,18 @@ func (r *rule) differences(a *device.Approval, now time.Time) []string {
 	if inv.WorkingDirectory != r.Directory {
 		diff = append(diff, "directory (the rule is for "+clean(r.Directory)+")")
 	}
-	if !r.Expires.IsZero() && !now.Before(r.Expires) {
-		diff = append(diff, "expiry (the rule expired at "+r.Expires.Local().Format(time.RFC3339)+")")
+	if r.expired(now) {
+		diff = append(diff, "expiry (the rule expired at "+r.end().Local().Format(time.RFC3339)+")")
 	}
 	return diff
+}
+
+// end is when the rule stops applying: its expiry, or the lifetime cap.
+func (r *rule) end() time.Time {
+	if !r.fromPolicy && !r.Created.IsZero() && r.Created.Add(ruleLifetimeCap).Before(r.Expires) {
+		return r.Created.Add(ruleLifetimeCap)
+	}
+	return r.Expires
 }
 
 func hashHex(b64 string) string {
@@ -305,6 +403,7 @@ func checkRules(rules []*rule, a *device.Approval, now time.Time) ruleVerdict {
 
 // ruleStore keeps the pinned rules; like grantStore it has one writer.
 type ruleStore struct {
+	dir  string
 	path string
 	now  func() time.Time
 	mu   sync.Mutex
@@ -314,11 +413,18 @@ type rulesDoc struct {
 	Rules []*rule `json:"rules"`
 }
 
-func newRuleStore(stateDir string, now func() time.Time) *ruleStore {
-	return &ruleStore{path: filepath.Join(stateDir, rulesFile), now: now}
+// refusedRule is a stored rule the device does not apply, and why.
+type refusedRule struct {
+	rule *rule
+	why  string
 }
 
-func (s *ruleStore) load() ([]*rule, error) {
+func newRuleStore(stateDir string, now func() time.Time) *ruleStore {
+	return &ruleStore{dir: stateDir, path: filepath.Join(stateDir, rulesFile), now: now}
+}
+
+// loadAll reads every stored rule, authenticated or not.
+func (s *ruleStore) loadAll() ([]*rule, error) {
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -330,38 +436,64 @@ func (s *ruleStore) load() ([]*rule, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
-	return doc.Rules, nil
+	return slices.DeleteFunc(doc.Rules, func(r *rule) bool { return r == nil }), nil
 }
 
-func (s *ruleStore) list() ([]*rule, error) {
+// list returns the rules the device applies (expired ones included, so a
+// request is told it lapsed) and those it refuses.
+func (s *ruleStore) list() (valid []*rule, refused []refusedRule, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.load()
+	rules, err := s.loadAll()
+	if err != nil || len(rules) == 0 {
+		return nil, nil, err
+	}
+	key, err := readRulesKey(s.dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	now := s.now()
+	for _, r := range rules {
+		if why := r.refusal(key, now); why != "" {
+			refused = append(refused, refusedRule{r, why})
+		} else {
+			valid = append(valid, r)
+		}
+	}
+	return valid, refused, nil
 }
 
-// add records r and drops rules expired long ago.
+// add authenticates and records r, and drops authenticated rules expired
+// long ago; refused rules stay until removed, so that they keep being
+// reported.
 func (s *ruleStore) add(r *rule) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rules, err := s.load()
+	key, err := rulesKey(s.dir)
+	if err != nil {
+		return err
+	}
+	rules, err := s.loadAll()
 	if err != nil {
 		return err
 	}
 	now := s.now()
 	kept := rules[:0]
 	for _, old := range rules {
-		if old.Expires.IsZero() || now.Before(old.Expires.Add(expiredRuleKept)) {
+		if old.refusal(key, now) != "" || now.Before(old.end().Add(expiredRuleKept)) {
 			kept = append(kept, old)
 		}
 	}
+	r.MAC = ruleMAC(key, r)
 	return s.write(append(kept, r))
 }
 
-// remove deletes the pinned rule id; false if there is none.
+// remove deletes the pinned rule id, refused or not; false if there is
+// none.
 func (s *ruleStore) remove(id string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rules, err := s.load()
+	rules, err := s.loadAll()
 	if err != nil {
 		return false, err
 	}
@@ -378,6 +510,73 @@ func (s *ruleStore) write(rules []*rule) error {
 		return err
 	}
 	return device.WriteFileAtomic(filepath.Dir(s.path), filepath.Base(s.path), append(data, '\n'))
+}
+
+// readRulesKey reads rules.key without following a symbolic link; a key
+// file readable by others is made 0600 (it was never meant to be).
+func readRulesKey(dir string) ([]byte, error) {
+	path := filepath.Join(dir, rulesKeyFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s is a symbolic link; refusing to use it", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() != 32 {
+		return nil, fmt.Errorf("%s is not a 32-byte key file; remove it (every pinned rule is then refused until pinned again)", path)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		if err := f.Chmod(0o600); err != nil {
+			return nil, err
+		}
+	}
+	key := make([]byte, 32)
+	if _, err := io.ReadFull(f, key); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// rulesKey reads rules.key, creating it first if it does not exist: the
+// key is written to a temporary file, synced, and linked into place, which
+// fails if another process created one meanwhile (then that one is used),
+// so the name never holds a partial key.
+func rulesKey(dir string) ([]byte, error) {
+	key, err := readRulesKey(dir)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return key, err
+	}
+	tmp, err := os.CreateTemp(dir, "."+rulesKeyFile+".tmp-*") // 0600
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	fresh := make([]byte, 32)
+	rand.Read(fresh)
+	_, err = tmp.Write(fresh)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Link(tmp.Name(), filepath.Join(dir, rulesKeyFile)); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return readRulesKey(dir)
 }
 
 func newRuleID() string {
@@ -411,8 +610,8 @@ func checkPolicyRule(i int, r *rule) error {
 		return fmt.Errorf("%s: an execute_only rule has no sha256", where)
 	case !r.ExecuteOnly && r.SHA256 == "":
 		return fmt.Errorf("%s: sha256 is required (or \"execute_only\": true for a binary the client cannot hash)", where)
-	case r.ID != "" || !r.Created.IsZero() || r.PinnedBy != "":
-		return fmt.Errorf("%s: id, created and pinned_by are for pinned rules; use name", where)
+	case r.ID != "" || !r.Created.IsZero() || r.PinnedBy != "" || r.MAC != "" || r.Unbound != nil:
+		return fmt.Errorf("%s: id, created, pinned_by, unbound and mac are for pinned rules; use name", where)
 	}
 	if !r.ExecuteOnly {
 		raw, err := hex.DecodeString(r.SHA256)
@@ -440,6 +639,7 @@ func checkPolicyRule(i int, r *rule) error {
 		r.Routing[name] = normalRouting(rt)
 	}
 	r.fromPolicy = true
+	r.Unbound = unboundOf(r.Argv, r.Executable, r.Directory, nil)
 	r.ID = fmt.Sprint(i + 1)
 	if r.Name != "" {
 		r.ID = r.Name
@@ -476,24 +676,489 @@ func cmdRules(c *cli, args []string) error {
 		fmt.Fprintf(c.stderr, "removed pinned rule %s\n", clean(operands[1]))
 		return nil
 	}
-	rules, err := store.list()
+	rules, refused, err := store.list()
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return printJSON(c.stdout, nonNil(rules))
-	}
-	if len(rules) == 0 {
-		fmt.Fprintln(c.stderr, "no pinned rules")
-		return nil
-	}
 	now := time.Now()
+	type listed struct {
+		*rule
+		State   string `json:"state"`             // active | expired | refused
+		Refused string `json:"refused,omitempty"` // why
+	}
+	var all []listed
 	for _, r := range rules {
-		state := ""
-		if !r.Expires.IsZero() && !now.Before(r.Expires) {
-			state = " [expired]"
+		state := "active"
+		if r.expired(now) {
+			state = "expired"
 		}
-		fmt.Fprintf(c.stdout, "%s%s\n", r.describe(), state)
+		all = append(all, listed{rule: r, State: state})
+	}
+	for _, rr := range refused {
+		all = append(all, listed{rule: rr.rule, State: "refused", Refused: rr.why})
+	}
+	if *asJSON {
+		if err := printJSON(c.stdout, nonNil(all)); err != nil {
+			return err
+		}
+	} else if len(all) == 0 {
+		fmt.Fprintln(c.stderr, "no pinned rules")
+	}
+	for _, l := range all {
+		if *asJSON {
+			break
+		}
+		state := ""
+		switch l.State {
+		case "expired":
+			state = " [expired]"
+		case "refused":
+			state = " [REFUSED, never applied: " + l.Refused + "]"
+		}
+		fmt.Fprintf(c.stdout, "%s%s\n", l.describe(), state)
+		io.WriteString(c.stdout, unboundText(l.Unbound, "    "))
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("%d pinned rule(s) refused: not made by this device as they stand (remove them with 'rules remove ID')", len(refused))
 	}
 	return nil
+}
+
+// unboundItem is one thing a rule made from a request cannot bind: Name
+// as the person is told it ("build.sh", "make via PATH", "BASH_ENV"), why,
+// and the safer form when there is one.
+type unboundItem struct {
+	Name  string `json:"name"`
+	Why   string `json:"why"`
+	Safer string `json:"safer,omitempty"`
+}
+
+// maxUnboundItems bounds the list; a script naming more is summed up.
+const maxUnboundItems = 24
+
+// maxUnboundDepth bounds nested scripts (sh -c inside sh -c, eval).
+const maxUnboundDepth = 4
+
+// unboundOf lists what a rule for argv, run as exe in dir, does not bind.
+// A device sees only the request: the executable's path and hash, the
+// argv (so a -c script's text), the directory's path and, for a script
+// run directly, its text. It sees no file the programs read, no PATH, no
+// inode behind the directory's name and no inherited environment.
+func unboundOf(argv []string, exe, dir string, script *string) []unboundItem {
+	u := &unboundWalk{seen: map[string]bool{}}
+	if script != nil {
+		u.shebang(*script, argv[1:])
+	} else if len(argv) > 0 {
+		name := path.Base(exe)
+		if exe == "" {
+			name = path.Base(argv[0])
+		}
+		u.program(name, argv[1:], 0)
+	}
+	if u.viaPath {
+		u.add("PATH", "inherited, not sent to the device: it decides which program each name above runs", "")
+	}
+	u.add("directory "+dir, "bound by its path only: another directory put at the same path (a replaced checkout, a new tree) matches the rule", "")
+	u.add("the inherited environment", "the client does not send it: a variable such as LD_PRELOAD or a program's own settings changes what runs", "")
+	u.add("files the programs read or load", "configuration, libraries and data files are not in the request", "")
+	if u.dropped > 0 {
+		u.items = append(u.items, unboundItem{Name: fmt.Sprintf("and %d more", u.dropped), Why: "the script names more than the list shows"})
+	}
+	return u.items
+}
+
+type unboundWalk struct {
+	items   []unboundItem
+	seen    map[string]bool
+	dropped int
+	viaPath bool
+}
+
+func (u *unboundWalk) add(name, why, safer string) {
+	if u.seen[name] {
+		return
+	}
+	u.seen[name] = true
+	// The last four items are always added: keep room for them.
+	if len(u.items) >= maxUnboundItems-4 && !strings.HasPrefix(why, "inherited") && !strings.HasPrefix(name, "directory ") &&
+		name != "the inherited environment" && name != "files the programs read or load" {
+		u.dropped++
+		return
+	}
+	u.items = append(u.items, unboundItem{Name: name, Why: why, Safer: safer})
+}
+
+// shebang: a script run directly is bound by its hash; its interpreter is
+// not, and with #!/usr/bin/env PATH chooses it.
+func (u *unboundWalk) shebang(text string, args []string) {
+	if !strings.HasPrefix(text, "#!") {
+		return
+	}
+	first, _, _ := strings.Cut(text, "\n")
+	fields := strings.Fields(strings.TrimSuffix(first[2:], "\r"))
+	if len(fields) == 0 {
+		return
+	}
+	interp, opts := fields[0], fields[1:]
+	if path.Base(interp) == "env" {
+		for len(opts) > 0 && strings.HasPrefix(opts[0], "-") {
+			opts = opts[1:]
+		}
+		if len(opts) == 0 {
+			return
+		}
+		interp, opts = opts[0], opts[1:]
+		u.viaPath = true
+		u.add(path.Base(interp)+" via PATH", "the script's "+shellQuote(first)+" line lets PATH choose the interpreter when it runs",
+			"an absolute interpreter in the #! line, such as #!/bin/"+path.Base(interp))
+	} else {
+		u.add(interp, "the interpreter the #! line names: bound by its path, not by its contents", "")
+	}
+	sh := path.Base(interp)
+	if _, ok := unboundShells[sh]; !ok {
+		return
+	}
+	u.shellStartup(sh, opts)
+	u.script(sh, text, 0)
+}
+
+// unboundShells: the shells whose scripts are walked, by the name they
+// run as.
+var unboundShells = map[string]syntax.LangVariant{
+	"sh": syntax.LangPOSIX, "dash": syntax.LangPOSIX, "ash": syntax.LangPOSIX,
+	"bash": syntax.LangBash, "zsh": syntax.LangZsh, "mksh": syntax.LangMirBSDKorn, "ksh": syntax.LangMirBSDKorn,
+}
+
+// shellStartup names the files a shell reads before its script, as the
+// inherited environment and the options pick them.
+func (u *unboundWalk) shellStartup(sh string, opts []string) {
+	interactive, login := false, false
+	for i, o := range opts {
+		switch {
+		case o == "--login":
+			login = true
+		case o == "--rcfile" || o == "--init-file":
+			if i+1 < len(opts) {
+				u.add(opts[i+1], sh+" reads it first ("+o+"); its contents are not bound", "")
+			}
+		case len(o) > 1 && o[0] == '-' && o[1] != '-':
+			interactive = interactive || strings.ContainsRune(o, 'i')
+			login = login || strings.ContainsRune(o, 'l')
+		}
+	}
+	switch sh {
+	case "bash":
+		if !interactive {
+			u.add("BASH_ENV", "inherited, not sent: a non-interactive bash first runs the file it names", "")
+		} else {
+			u.add("~/.bashrc", "an interactive bash reads it first", "")
+		}
+	case "zsh":
+		u.add("~/.zshenv", "zsh reads it first (ZDOTDIR, inherited, may move it)", "")
+	default:
+		if interactive {
+			u.add("ENV", "inherited, not sent: an interactive "+sh+" first runs the file it names", "")
+		}
+	}
+	if login {
+		u.add("/etc/profile and ~/.profile", "a login shell reads them first", "")
+	}
+}
+
+// program looks at one command's arguments for what it reads or runs.
+func (u *unboundWalk) program(name string, args []string, depth int) {
+	_, isShell := unboundShells[name]
+	switch {
+	case isShell:
+		u.shell(name, args, depth)
+	case name == "make" || name == "gmake":
+		file := "Makefile"
+		for i, a := range args {
+			if (a == "-f" || a == "--file" || a == "--makefile") && i+1 < len(args) {
+				file = args[i+1]
+			} else if v, ok := strings.CutPrefix(a, "--file="); ok {
+				file = v
+			} else if v, ok := strings.CutPrefix(a, "-f"); ok && v != "" {
+				file = v
+			}
+		}
+		u.add(file, name+" reads its rules from it (in the directory unless a path is given) and runs their commands through a shell", "")
+	case unboundInterpreters[name] != "" || strings.HasPrefix(name, "python"):
+		u.interpreter(name, args)
+	case unboundWrappers[name]:
+		if cmd, rest, ok := unboundWrapped(name, args); ok {
+			u.commandName(cmd, rest, depth)
+		}
+	}
+}
+
+// unboundInterpreters: programs whose first operand is a script file they read,
+// and the option that instead gives the code in argv.
+var unboundInterpreters = map[string]string{
+	"node": "-e", "nodejs": "-e", "perl": "-e", "ruby": "-e", "php": "-r", "lua": "-e",
+	"Rscript": "-e", "tclsh": "-c", "deno": "eval", "bun": "-e", "awk": "-f", "gawk": "-f", "mawk": "-f",
+}
+
+func (u *unboundWalk) interpreter(name string, args []string) {
+	inline := unboundInterpreters[name]
+	if strings.HasPrefix(name, "python") {
+		inline = "-c"
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case strings.HasPrefix(name, "python") && a == "-m" && i+1 < len(args):
+			u.add("python module "+args[i+1], name+" finds it through sys.path (PYTHONPATH, the directory): its code is not bound", "")
+			return
+		case strings.HasSuffix(name, "awk") && a == "-f" && i+1 < len(args):
+			u.add(args[i+1], name+" reads its program from it; its contents are not bound", "")
+			return
+		case strings.HasSuffix(name, "awk"):
+			if !strings.HasPrefix(a, "-") {
+				return // the program is this word, in argv
+			}
+		case a == inline || strings.HasPrefix(a, inline) && len(inline) == 2 && a[0] == '-' && len(a) > 2 && a[1] == inline[1]:
+			return // the code is in argv, and argv is bound
+		case (name == "deno" || name == "bun") && a == "run":
+		case strings.HasPrefix(a, "-"):
+		default:
+			u.add(a, "the script "+name+" reads: the request carries its name, not its contents",
+				"run "+unboundScriptCommand(a)+" itself (executable, with a #! line): the request then carries its hash")
+			return
+		}
+	}
+}
+
+// unboundScriptCommand is how a script file is run as a command.
+func unboundScriptCommand(file string) string {
+	if strings.Contains(file, "/") {
+		return file
+	}
+	return "./" + file
+}
+
+// wrappers run another command named in their arguments.
+var unboundWrappers = map[string]bool{
+	"env": true, "nohup": true, "nice": true, "timeout": true, "xargs": true, "setsid": true, "stdbuf": true,
+	"time": true, "sudo": true, "doas": true, "command": true, "exec": true, "ionice": true, "chrt": true, "taskset": true,
+}
+
+// unboundWrapped finds the command a wrapper runs: the first operand after its
+// options (and, for env, its assignments; for timeout, the duration).
+func unboundWrapped(name string, args []string) (string, []string, bool) {
+	valued := map[string]bool{"-n": true, "-u": true, "-s": true, "-k": true, "-I": true, "-P": true, "-d": true,
+		"-L": true, "-a": true, "-C": true, "-g": true, "-p": true, "-c": true, "-i": true, "-o": true, "-e": true}
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "--":
+			i++
+		case name == "command" && (a == "-v" || a == "-V"):
+			return "", nil, false // a lookup, not a run
+		case strings.HasPrefix(a, "-"):
+			i++
+			if valued[a] && name != "command" && name != "exec" {
+				i++
+			}
+			continue
+		case name == "env" && strings.Contains(a, "="):
+			i++
+			continue
+		case name == "timeout" || name == "taskset" || name == "chrt":
+			if i+1 < len(args) {
+				return args[i+1], args[i+2:], true
+			}
+			return "", nil, false
+		}
+		if i < len(args) && args[i] != "--" {
+			return args[i], args[i+1:], true
+		}
+	}
+	return "", nil, false
+}
+
+// shell: a shell started with options, then a -c script or a script file.
+func (u *unboundWalk) shell(sh string, args []string, depth int) {
+	var opts []string
+	hasC, stdin := false, false
+	i := 0
+options:
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-":
+			i++
+			break options
+		case a == "--rcfile" || a == "--init-file" || a == "--emulate":
+			opts = append(opts, args[i:min(i+2, len(args))]...)
+			i += 2
+		case strings.HasPrefix(a, "--"):
+			opts = append(opts, a)
+			i++
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			opts = append(opts, a)
+			i++
+			for _, c := range a[1:] {
+				switch c {
+				case 'c':
+					hasC = hasC || a[0] == '-'
+				case 's':
+					stdin = true
+				case 'o', 'O':
+					i++
+				}
+			}
+		default:
+			break options
+		}
+	}
+	rest := args[min(i, len(args)):]
+	switch {
+	case hasC && len(rest) > 0:
+		u.script(sh, rest[0], depth)
+	case !hasC && !stdin && len(rest) > 0:
+		u.add(rest[0], "the script file "+sh+" reads: the request carries its name, not its contents",
+			"run "+unboundScriptCommand(rest[0])+" itself (executable, with a #! line): the request then carries its hash")
+	case !hasC:
+		u.add("standard input", sh+" reads its commands from it, which the request does not carry", "")
+	}
+	u.shellStartup(sh, opts)
+}
+
+// script walks a shell script's parse for the commands it runs.
+func (u *unboundWalk) script(sh, text string, depth int) {
+	if depth >= maxUnboundDepth {
+		u.add("a script nested "+fmt.Sprint(depth)+" deep", "not followed further", "")
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(unboundShells[sh])).Parse(strings.NewReader(text), "")
+	if err != nil {
+		u.add("the script as the shell reads it", "it does not parse here, so what it runs is not known", "")
+		return
+	}
+	functions := map[string]bool{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			functions[fd.Name.Value] = true
+		}
+		return true
+	})
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return true
+		}
+		words := make([]string, 0, len(call.Args))
+		for _, w := range call.Args {
+			lit, ok := unboundLiteral(w)
+			if !ok {
+				break
+			}
+			words = append(words, lit)
+		}
+		if len(words) == 0 {
+			u.add("a command computed when the script runs", "its name is an expansion, so no rule can say which program it is", "")
+			return true
+		}
+		if functions[words[0]] {
+			return true
+		}
+		u.commandName(words[0], words[1:], depth+1)
+		return true
+	})
+}
+
+// unboundBuiltins run inside the shell: PATH does not choose them.
+var unboundBuiltins = map[string]bool{}
+
+func init() {
+	for _, b := range strings.Fields(`: [ alias bg bind break builtin caller cd command compgen complete continue
+		declare dirs disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill
+		let local logout mapfile popd printf pushd pwd read readarray readonly return set shift shopt source
+		suspend test times trap true type typeset ulimit umask unalias unset wait`) {
+		unboundBuiltins[b] = true
+	}
+}
+
+// commandName is a command a script runs, by the word that names it.
+func (u *unboundWalk) commandName(name string, args []string, depth int) {
+	switch {
+	case name == "." || name == "source":
+		if len(args) > 0 {
+			u.add(args[0], "the script reads and runs it ("+name+"); its contents are not bound", "")
+		}
+		return
+	case name == "eval":
+		if depth < maxUnboundDepth {
+			u.script("bash", strings.Join(args, " "), depth)
+		}
+		return
+	case name == "command" || name == "exec" || name == "builtin":
+		if cmd, rest, ok := unboundWrapped(name, args); ok && name != "builtin" {
+			u.commandName(cmd, rest, depth)
+		}
+		return
+	case unboundBuiltins[name]:
+		return
+	case strings.Contains(name, "/"):
+		safer := ""
+		if !strings.HasPrefix(name, "/") {
+			safer = "run " + name + " as the command itself: the request then carries its hash"
+		}
+		u.add(name, "run by its path: its contents are not bound", safer)
+	default:
+		u.viaPath = true
+		u.add(name+" via PATH", "run by its name, and PATH (inherited, not sent) chooses which program that is",
+			"write its absolute path instead (as 'command -v "+name+"' prints it)")
+	}
+	u.program(path.Base(name), args, depth)
+}
+
+// unboundLiteral is a word's value when nothing in it expands.
+func unboundLiteral(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(strings.ReplaceAll(p.Value, `\`, ""))
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unboundText is the list as a person reads it, each line under indent.
+func unboundText(items []unboundItem, indent string) string {
+	if len(items) == 0 {
+		return indent + "not bound: (this rule was stored without the list; remove it and pin again)\n"
+	}
+	var b strings.Builder
+	b.WriteString(indent + "not bound (what the rule cannot see):\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "%s  - %s: %s\n", indent, clean(it.Name), clean(it.Why))
+		if it.Safer != "" {
+			fmt.Fprintf(&b, "%s      safer: %s\n", indent, clean(it.Safer))
+		}
+	}
+	return b.String()
+}
+
+// pinCode is the confirmation a person gives for pinning approval id with
+// exactly this list: a different list needs a new confirmation.
+func pinCode(id string, items []unboundItem) string {
+	data, _ := json.Marshal(items)
+	sum := sha256.Sum256(append([]byte(id+"\x00"), data...))
+	return hex.EncodeToString(sum[:5])
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,6 +78,9 @@ func cmdServe(c *cli, args []string) error {
 		signal.Ignore(syscall.SIGTTIN)
 	}
 	ap := newApprover(pol, dir, time.Now, con, prompt)
+	if err := ap.audit.prepare(); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
 	defer ap.audit.close()
 	dev, err := device.Open(device.Options{StateDir: dir, Approver: ap, Logf: con.logger("device")})
 	if err != nil {
@@ -122,6 +126,9 @@ func cmdServe(c *cli, args []string) error {
 	if !loopback {
 		con.printf("warning: listening beyond loopback. Clients accept ws:// only for loopback hosts, so remote\n" +
 			"clients need wss://: put a TLS-terminating proxy in front of this server (it does not do TLS).\n")
+	}
+	if lines := pol.autoApprovals(); len(lines) > 0 {
+		con.print("warning: policy " + clean(*policyPath) + " decides without asking anyone:\n" + strings.Join(lines, ""))
 	}
 	if faults != nil {
 		con.printf("warning: fault injection is on (--faults, for tests only): the relay misbehaves on purpose\n")
