@@ -339,7 +339,7 @@ func TestRevalidateNamedVirtualenv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.hash, _, _, err = hashStream(f)
+	x.hash, _, x.size, err = hashStream(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
