@@ -27,7 +27,7 @@ func TestBadCommandLines(t *testing.T) {
 	}{
 		{[]string{"run", "--", "touch", marker}, 2, "at least one secret is required"},
 		{[]string{"-s", "demo"}, 2, "the command is missing"},
-		{[]string{"-s", "demo", "--bogus", "--", "touch", marker}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"-s", "demo", "--bogus", "--", "touch", marker}, 2, "unknown option --bogus"},
 		{[]string{"-s", "demo", "--stdin", "other", "X", "--", "touch", marker}, 2, `names secret "other", which is not selected`},
 		{[]string{"-s", "demo", "-s", "demo", "--", "touch", marker}, 2, "more than once"},
 		{[]string{"-s", "demo", "--quiet", "--verbose", "--", "touch", marker}, 2, "cannot be used together"},
@@ -122,10 +122,18 @@ func TestHeldStateLockIsReported(t *testing.T) {
 	}
 	start := time.Now()
 	p := w.startAgentknock(runOpts{}, "pairing", "abort")
-	p.waitOutput("waiting for the lock on " + w.home)
+	p.waitOutput("Waiting for the lock on " + w.home)
 	t.Logf("the lock wait was reported after %v", time.Since(start).Round(10*time.Millisecond))
 	dir.Close() // releases the lock: the command goes on
-	if r := p.wait(); r.code != 0 || !strings.Contains(r.stdout, "Pending pairing discarded.") {
+	r := p.wait()
+	if r.code != 0 || !strings.Contains(r.stdout, "Pending pairing discarded.") {
 		t.Fatalf("pairing abort after the lock was released: %s", r)
 	}
+	// Only a run prefixes its lines with "AGENTKNOCK: " (the reference's
+	// rule); a pairing command's lines are plain.
+	if strings.Contains(r.stderr, messagePrefixE2E) {
+		t.Fatalf("the pairing command's lock-wait line is prefixed: %s", r)
+	}
 }
+
+const messagePrefixE2E = "AGENTKNOCK: "

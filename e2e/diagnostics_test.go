@@ -82,6 +82,18 @@ func TestDiagnosticsForEachFailureClass(t *testing.T) {
 	}
 	clientID := w.pairingFile()["client_id"].(string)
 
+	// --verbose shows the executable's hash in hexadecimal, as the device
+	// shows it (issue 20: it was Base64), so that a person can compare.
+	script := filepath.Join(w.work, "hello")
+	body := "#!/bin/sh\necho hello\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.agentknock("--verbose", "-s", "demo", "--", script); r.code != 0 ||
+		!strings.Contains(r.stderr, "AGENTKNOCK: executable: "+script+" (SCRIPT, sha256 "+sha256hex(body)+")\n") {
+		t.Fatalf("verbose run: %s\nwant the hash %s", r, sha256hex(body))
+	}
+
 	// Command not found; not executable (RunSelection: NotFound,
 	// PermissionDenied).
 	stoppedRun(t, "command not found", w.agentknock("-s", "demo", "--", "no-such-command-for-agentknock"), 1,

@@ -312,8 +312,10 @@ func TestRefusedFacilitiesStopBeforeTheRequest(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, c.facility) || !strings.Contains(r.stderr, "did not contact the device") {
 			t.Fatalf("%s refused with errno %s: %s", c.facility, c.errno, r)
 		}
-		if strings.Count(strings.TrimSpace(r.stderr), "\n") != 1 {
-			t.Errorf("%s: want one message and the not-contacted line: %s", c.facility, r)
+		// The message, the not-contacted line, "The command didn't run."
+		// and the suggested action (diagnose.go).
+		if strings.Count(strings.TrimSpace(r.stderr), "\n") != 3 || !strings.Contains(r.stderr, "\nAGENTKNOCK: The command didn't run.\nAGENTKNOCK: Suggested action: ") {
+			t.Errorf("%s: want one message, the not-contacted line, the didn't-run line and a suggested action: %s", c.facility, r)
 		}
 		if n := w.requests(); n != before {
 			t.Fatalf("%s refused: the device saw %d requests; serve log:\n%s", c.facility, n-before, clip(w.log()))
