@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -157,9 +158,10 @@ func TestDarwinBinaryDeclaresMacOS15(t *testing.T) {
 
 // With -E=agentknock_rt0 the darwin/arm64 binary's LC_MAIN entry is the
 // hook (entryoff is the entry's offset from the start of the __TEXT
-// segment), the hook calls libSystem's sigaction through the stub the
-// runtime's own sigaction uses, and a build without the flag enters at the
-// runtime's _rt0_arm64_darwin.
+// segment), the hook calls libSystem's sigaction, pthread_sigmask and
+// fcntl through the stubs dyld binds (sigaction's the very stub the
+// runtime's own sigaction_trampoline calls) and ends by branching to the
+// runtime's entry; a build without the flag enters at _rt0_arm64_darwin.
 func TestDarwinEntryHookIsTheEntryPoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the client for darwin; not in -short")
@@ -189,14 +191,99 @@ func TestDarwinEntryHookIsTheEntryPoint(t *testing.T) {
 		if at != c.entry {
 			t.Errorf("%v: LC_MAIN entryoff %#x is at %q, want %s", c.ldflags, off, at, c.entry)
 		}
-		imported, err := f.ImportedSymbols()
-		if err != nil {
-			t.Fatal(err)
+		if c.entry != "_agentknock_rt0" {
+			continue
 		}
-		for _, want := range []string{"_sigaction", "_pthread_sigmask", "_fcntl"} {
-			if !slices.Contains(imported, want) {
-				t.Errorf("%v: %s is not imported from libSystem", c.ldflags, want)
+		// What the hook calls: each BL goes to a libSystem stub, the same
+		// one the runtime's sigaction_trampoline uses, and it ends with a
+		// branch to the runtime's entry.
+		calls, last := branchTargets(t, f, "_agentknock_rt0")
+		var names []string
+		for _, target := range calls {
+			names = append(names, stubImport(t, f, target))
+		}
+		if want := []string{"_sigaction", "_pthread_sigmask", "_fcntl"}; !slices.Equal(names, want) {
+			t.Errorf("the hook calls %q, want %q", names, want)
+		}
+		runtimeCalls, _ := branchTargets(t, f, "runtime.sigaction_trampoline.abi0")
+		if len(calls) == 0 || len(runtimeCalls) == 0 || calls[0] != runtimeCalls[0] {
+			t.Errorf("the hook's sigaction stub %#x is not the runtime's %#x", calls, runtimeCalls)
+		}
+		if at := symbolAt(f, last); at != "__rt0_arm64_darwin" {
+			t.Errorf("the hook ends with a branch to %q, want __rt0_arm64_darwin", at)
+		}
+	}
+}
+
+// branchTargets decodes the arm64 BL instructions of the function name
+// (up to the next symbol) and the target of its last instruction, a B.
+func branchTargets(t *testing.T, f *macho.File, name string) (calls []uint64, last uint64) {
+	t.Helper()
+	start, end := uint64(0), uint64(0)
+	for _, s := range f.Symtab.Syms {
+		if s.Name == name {
+			start = s.Value
+		}
+	}
+	for _, s := range f.Symtab.Syms {
+		if s.Value > start && (end == 0 || s.Value < end) {
+			end = s.Value
+		}
+	}
+	text := f.Section("__text")
+	if start == 0 || text == nil || start < text.Addr || end > text.Addr+text.Size {
+		t.Fatalf("%s not found in __text", name)
+	}
+	data, err := text.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := func(pc uint64, insn uint32) uint64 {
+		imm := int64(insn&0x03ffffff) << 38 >> 36 // imm26, signed, times 4
+		return uint64(int64(pc) + imm)
+	}
+	for pc := start; pc+4 <= end; pc += 4 {
+		insn := binary.LittleEndian.Uint32(data[pc-text.Addr:])
+		switch insn & 0xfc000000 {
+		case 0x94000000: // BL
+			calls = append(calls, target(pc, insn))
+		case 0x14000000: // B
+			last = target(pc, insn)
+		}
+	}
+	return calls, last
+}
+
+// stubImport is the imported symbol a __symbol_stub1 entry at addr binds
+// (arm64 stubs are 12 bytes; the section's reserved1 indexes the indirect
+// symbol table, whose entries index the symbol table).
+func stubImport(t *testing.T, f *macho.File, addr uint64) string {
+	t.Helper()
+	le := binary.LittleEndian
+	for _, l := range f.Loads {
+		seg, ok := l.(*macho.Segment)
+		if !ok {
+			continue
+		}
+		raw := seg.Raw()
+		for i := uint32(0); i < seg.Nsect; i++ {
+			sh := raw[72+80*i:] // section_64 headers follow segment_command_64
+			name := string(bytes.TrimRight(sh[:16], "\x00"))
+			base, size, first := le.Uint64(sh[32:]), le.Uint64(sh[40:]), le.Uint32(sh[68:])
+			if name == "__symbol_stub1" && addr >= base && addr < base+size {
+				return f.Symtab.Syms[f.Dysymtab.IndirectSyms[first+uint32((addr-base)/12)]].Name
 			}
 		}
 	}
+	t.Fatalf("%#x is not a stub", addr)
+	return ""
+}
+
+func symbolAt(f *macho.File, addr uint64) string {
+	for _, s := range f.Symtab.Syms {
+		if s.Value == addr && strings.HasPrefix(s.Name, "_") {
+			return s.Name
+		}
+	}
+	return ""
 }

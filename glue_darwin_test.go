@@ -7,6 +7,7 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -213,6 +214,42 @@ func TestDarwinSocketPeerPID(t *testing.T) {
 	defer unix.Close(fds[1])
 	if pid, err := socketPeerPID(fds[0]); err != nil || pid != os.Getpid() {
 		t.Errorf("socketpair peer %d, %v", pid, err)
+	}
+	// Another process connecting, as a helper does.
+	nc, err := exec.LookPath("nc")
+	if err != nil {
+		t.Skip("no nc(1) to connect from another process")
+	}
+	sock := filepath.Join(t.TempDir(), "s")
+	if len(sock) > maxSocketPath {
+		sock = filepath.Join("/tmp", "akpeer-test.sock")
+		os.Remove(sock)
+		defer os.Remove(sock)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	child := exec.Command(nc, "-U", sock)
+	child.Stdin = strings.NewReader("") // stays connected until killed
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	raw, err := conn.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	raw.Control(func(fd uintptr) { pid, err = socketPeerPID(int(fd)) })
+	if err != nil || pid != child.Process.Pid {
+		t.Errorf("peer of nc (PID %d): %d, %v", child.Process.Pid, pid, err)
 	}
 }
 

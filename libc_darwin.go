@@ -76,13 +76,14 @@ func threadSigmask(how int, set, old *uint32) error {
 
 // threadPendingSignals is sigpending(2). On macOS it reports the calling
 // thread's pending set only (XNU's sigpending copies out the uthread's
-// uu_siglist): XNU hands a process-directed signal to one thread that does
-// not block it when it is sent, and every other Go thread leaves SIGINT and
-// SIGTERM unblocked, so what this sees is a signal directed at this thread
-// (pthread_kill, as the test approval's raise_after_block sends) or one
-// sent while every thread blocked it. A process-directed signal after the
-// block goes to another thread, where, once signal.Stop has run, Go's
-// handler ends the process by that signal, as it would end the command.
+// uu_siglist). XNU hands a process-directed signal, when it is sent, to the
+// first thread that does not block it, else to the first thread
+// (get_signalthread, bsd/kern/kern_sig.c), and every other Go thread leaves
+// SIGINT and SIGTERM unblocked; so what this sees is a signal directed at
+// this thread (pthread_kill, as the test approval's raise_after_block
+// sends). A process-directed signal after the block goes to another
+// thread, where, once signal.Stop has run, Go's handler ends the process
+// by that signal, as it would end the command.
 func threadPendingSignals() (uint32, error) {
 	var set uint32
 	r, _, errno := syscall_syscall(libc_sigpending_trampoline_addr, uintptr(unsafe.Pointer(&set)), 0, 0)
