@@ -55,20 +55,30 @@ func paddedCopy(t *testing.T, src, dst string, size int64) {
 	}
 }
 
-// procStatusMask reads one hexadecimal mask line (SigIgn, SigCgt, SigPnd,
-// ShdPnd, SigBlk) of /proc/PID/status; ok is false once the process is gone.
-func procStatusMask(pid int, field string) (uint64, bool) {
+// procStatusMasks reads hexadecimal mask lines (SigIgn, SigCgt, SigPnd,
+// ShdPnd, SigBlk) of /proc/PID/status in one read, so that they describe
+// one moment; ok is false once the process is gone.
+func procStatusMasks(pid int, fields ...string) (masks []uint64, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return n, err == nil
+	for _, field := range fields {
+		found := false
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				if err != nil {
+					return nil, false
+				}
+				masks, found = append(masks, n), true
+			}
+		}
+		if !found {
+			return nil, false
 		}
 	}
-	return 0, false
+	return masks, true
 }
 
 // ended reports whether process pid has exited (a zombie, or gone).
@@ -139,11 +149,11 @@ func TestIgnoredTermAndQuitFromTheStart(t *testing.T) {
 	}
 	ignoring := sigBit(syscall.SIGTERM) | sigBit(syscall.SIGQUIT)
 	for {
-		ign, ok1 := procStatusMask(pid, "SigIgn")
-		cgt, ok2 := procStatusMask(pid, "SigCgt")
-		if !ok1 || !ok2 || ended(pid) {
+		masks, ok := procStatusMasks(pid, "SigIgn", "SigCgt")
+		if !ok || ended(pid) {
 			t.Fatalf("the launcher ended before it was signalled: %s", stderr.String())
 		}
+		ign, cgt := masks[0], masks[1]
 		if cgt&sigBit(syscall.SIGUSR1) != 0 && ign&ignoring == ignoring {
 			break
 		}
