@@ -55,20 +55,36 @@ func paddedCopy(t *testing.T, src, dst string, size int64) {
 	}
 }
 
-// procStatusMask reads one hexadecimal mask line (SigIgn, SigCgt, SigPnd,
-// ShdPnd, SigBlk) of /proc/PID/status; ok is false once the process is gone.
-func procStatusMask(pid int, field string) (uint64, bool) {
+// procStatusMasks reads hexadecimal mask lines (SigIgn, SigCgt, SigPnd,
+// ShdPnd, SigBlk) of /proc/PID/status in one read, so that they describe
+// one moment; ok is false once the process is gone.
+func procStatusMasks(pid int, fields ...string) (masks []uint64, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return n, err == nil
+	for _, field := range fields {
+		found := false
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				if err != nil {
+					return nil, false
+				}
+				masks, found = append(masks, n), true
+			}
+		}
+		if !found {
+			return nil, false
 		}
 	}
-	return 0, false
+	return masks, true
+}
+
+// ended reports whether process pid has exited (a zombie, or gone).
+func ended(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err != nil || strings.Contains(string(stat), ") Z ")
 }
 
 func sigBit(sig syscall.Signal) uint64 { return 1 << (uint(sig) - 1) }
@@ -108,7 +124,7 @@ func TestSoftOpenFileLimits(t *testing.T) {
 }
 
 // Finding 2: SIGTERM and SIGQUIT that the caller ignores are ignored from
-// the start of the run: during a long first hash (a 1 GiB padded binary,
+// the start of the run: during a long first hash (a 256 MiB padded binary,
 // before the request) and during the wait. The test starts sending once the
 // kernel shows the runtime's handlers installed (SIGUSR1 caught) and
 // SIGTERM and SIGQUIT ignored, which is after agentknock's init; it fails
@@ -116,7 +132,7 @@ func TestSoftOpenFileLimits(t *testing.T) {
 func TestIgnoredTermAndQuitFromTheStart(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big")
-	paddedCopy(t, os.Args[0], big, 1<<30)
+	paddedCopy(t, os.Args[0], big, 256<<20)
 	approval := newApprovalDir(t)
 	cmd := exec.Command("sh", "-c", `trap '' TERM QUIT; exec "$@"`, "sh", testBinary, "-s", "x", "--", big)
 	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=ran")
@@ -133,11 +149,11 @@ func TestIgnoredTermAndQuitFromTheStart(t *testing.T) {
 	}
 	ignoring := sigBit(syscall.SIGTERM) | sigBit(syscall.SIGQUIT)
 	for {
-		ign, ok1 := procStatusMask(pid, "SigIgn")
-		cgt, ok2 := procStatusMask(pid, "SigCgt")
-		if !ok1 || !ok2 {
+		masks, ok := procStatusMasks(pid, "SigIgn", "SigCgt")
+		if !ok || ended(pid) {
 			t.Fatalf("the launcher ended before it was signalled: %s", stderr.String())
 		}
+		ign, cgt := masks[0], masks[1]
 		if cgt&sigBit(syscall.SIGUSR1) != 0 && ign&ignoring == ignoring {
 			break
 		}
@@ -148,6 +164,10 @@ func TestIgnoredTermAndQuitFromTheStart(t *testing.T) {
 	}
 	duringHash := 0
 	for !requested() {
+		if ended(pid) {
+			cmd.Wait()
+			t.Fatalf("the launcher ended during the first hash, after %d signals: %v stderr %q", duringHash, cmd.ProcessState, stderr.String())
+		}
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Process.Signal(syscall.SIGQUIT)
 		duringHash++
@@ -224,7 +244,7 @@ func TestBuildWithoutHookEndsOnIgnoredTermAndQuit(t *testing.T) {
 
 // Finding 3: a SIGINT that the caller blocks stays pending from the start
 // of the run to the command, as after a direct exec: sent during the wait,
-// or after approval while the launcher hashes a 1 GiB binary again. The
+// or after approval while the launcher hashes a 256 MiB binary again. The
 // command is a padded grep, which leaves its mask alone, printing its own
 // signal state.
 func TestCallerBlockedSigintStaysPending(t *testing.T) {
@@ -233,7 +253,7 @@ func TestCallerBlockedSigintStaysPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := filepath.Join(t.TempDir(), "grep")
-	paddedCopy(t, grep, big, 1<<30)
+	paddedCopy(t, grep, big, 256<<20)
 	probe := []string{big, "-E", "^(SigPnd|ShdPnd|SigBlk)", "/proc/self/status"}
 	caller := func(argv ...string) []string {
 		return []string{"AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK=2", "AGENTKNOCK_TEST_EXEC=" + strings.Join(argv, "\x1f")}
@@ -573,8 +593,8 @@ func TestCallerBlockedSigintAtRandomMoments(t *testing.T) {
 			if cmd.ProcessState != nil || !errors.Is(err, syscall.ENXIO) {
 				t.Fatalf("run %d: %v", i, err)
 			}
-			if stat, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat"); err != nil || strings.Contains(string(stat), ") Z ") {
-				break // ended: Wait reports how
+			if ended(cmd.Process.Pid) {
+				break // Wait reports how
 			}
 			time.Sleep(200 * time.Microsecond)
 		}
