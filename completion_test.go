@@ -233,9 +233,7 @@ func bashComplete(t *testing.T, script, dir string, words []string) []string {
 }
 
 func TestBashCompletion(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
+	needProgram(t, "bash", "bash")
 	script := writeCompletionFile(t, "bash")
 	dir := completionFixture(t)
 	cases := []struct {
@@ -283,9 +281,7 @@ func TestBashCompletion(t *testing.T) {
 }
 
 func TestFishCompletion(t *testing.T) {
-	if _, err := exec.LookPath("fish"); err != nil {
-		t.Skip("no fish (.ci/run installs it)")
-	}
+	needProgram(t, "fish", "fish")
 	script := writeCompletionFile(t, "fish")
 	if out, err := exec.Command("fish", "-n", script).CombinedOutput(); err != nil {
 		t.Fatalf("fish -n: %v\n%s", err, out)
@@ -335,9 +331,7 @@ compdef() { : }
 `
 
 func TestZshCompletion(t *testing.T) {
-	if _, err := exec.LookPath("zsh"); err != nil {
-		t.Skip("no zsh (.ci/run installs it)")
-	}
+	needProgram(t, "zsh", "zsh")
 	script := writeCompletionFile(t, "zsh")
 	if out, err := exec.Command("zsh", "-n", script).CombinedOutput(); err != nil {
 		t.Fatalf("zsh -n: %v\n%s", err, out)

@@ -171,9 +171,7 @@ func TestRunWithoutProc(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a mount namespace")
 	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("unshare is not installed")
-	}
+	needProgram(t, "unshare", "util-linux")
 	dir := t.TempDir()
 	writeExecutable(t, filepath.Join(dir, "real", "tool"), "#!/bin/sh\necho \"tool $V\"\n")
 	os.Symlink("real", filepath.Join(dir, "linked"))

@@ -213,10 +213,7 @@ func TestArm64EntryHookUnderQemu(t *testing.T) {
 // flags, for qemu-user, once per test binary run; it skips without qemu.
 func arm64Launcher(t *testing.T) (qemu, bin string) {
 	t.Helper()
-	qemu, err := exec.LookPath("qemu-aarch64-static")
-	if err != nil {
-		t.Skip("qemu-aarch64-static is not installed")
-	}
+	qemu = needProgram(t, "qemu-aarch64-static", "qemu-user-static")
 	arm64Build.once.Do(func() {
 		// Beside the amd64 test binary, in the directory TestMain removes.
 		arm64Build.bin = filepath.Join(filepath.Dir(testBinary), "agentknock-arm64")
