@@ -438,6 +438,10 @@ func (d *Device) decide(r *request, a *Approval) (res methodResult, ok bool) {
 	dec, now := Decision{}, false
 	if ia, can := d.approver.(ImmediateApprover); can && r.held != nil {
 		dec, now = ia.DecideNow(a)
+		if rep, ok := d.approver.(ImmediateReporter); ok && now {
+			decided := dec
+			r.report = func() { rep.ReportDecided(a, decided) }
+		}
 	}
 	if !now {
 		if err := d.release(r); err != nil {
