@@ -1199,6 +1199,9 @@ func (w *walker) readsFile(f string, line int, how string) string {
 
 // credentialFile: files that hold credentials of other tools.
 func credentialFile(f string) bool {
+	if !strings.Contains(f, ".") && !strings.Contains(f, "/etc/shadow") {
+		return false
+	}
 	for _, s := range []string{".netrc", ".git-credentials", ".aws/credentials", ".config/gh/hosts.yml", ".docker/config.json",
 		".ssh/id_", ".npmrc", ".pypirc", ".kube/config", ".config/gcloud/", ".gnupg/", ".agentknock/", "/etc/shadow", ".vault-token"} {
 		if strings.Contains(f, s) {

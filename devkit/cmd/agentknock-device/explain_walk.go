@@ -568,6 +568,14 @@ func fixedWord(w *syntax.Word) (string, bool) {
 	if w == nil {
 		return "", false
 	}
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			return unescapeLit(p.Value), true
+		case *syntax.SglQuoted:
+			return p.Value, !p.Dollar
+		}
+	}
 	var b strings.Builder
 	for _, p := range w.Parts {
 		switch p := p.(type) {
