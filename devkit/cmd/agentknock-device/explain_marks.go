@@ -267,6 +267,22 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 			break
 		}
 		return cmp.Or(w.wrapper(c, name, i, end), out)
+	case kindJq:
+		for k, o := range ops {
+			if opsFixed[k] && !strings.HasPrefix(o, "-") {
+				if strings.Contains(o, "env") || strings.Contains(o, "$ENV") {
+					w.mark(line, true, "the %s program reads the whole environment (env, $ENV), secret variables included", name)
+					out = "the whole environment"
+				}
+				break
+			}
+		}
+	case kindPrintf:
+		for k, o := range ops {
+			if o == "-v" && k+1 < len(ops) && (!opsFixed[k+1] || strings.Contains(ops[k+1], "[")) {
+				w.reason(line, false, "printf -v %s assigns to a name with a subscript, which bash evaluates as code", w.display(ops[k+1]))
+			}
+		}
 	case kindSchedule:
 		w.reason(line, false, "%s schedules commands that run later, which the device does not follow", name)
 	}
@@ -328,6 +344,9 @@ func (w *walker) setChecks(c *simpleCmd, ops []string, line int) {
 
 // plainChecks: writers' targets, the download-then-run bookkeeping.
 func (w *walker) plainChecks(c *simpleCmd, name string, i, end int) {
+	if name == "envsubst" && len(w.envSecrets) > 0 {
+		w.mark(c.line, true, "envsubst replaces each $VARIABLE its input names with the value, secret ones included")
+	}
 	verb, ok := writers[name]
 	if !ok {
 		return
@@ -685,6 +704,8 @@ const (
 	kindCredential
 	kindCommand
 	kindSchedule
+	kindJq
+	kindPrintf
 )
 
 // plainCommands are programs and builtins the device recognises; what
@@ -713,7 +734,17 @@ hugo jekyll mkdocs sphinx-build pandoc asciidoctor shellcheck shfmt hadolint act
 codespell typos cspell sqlite3 psql mysql redis-cli mongosh lsof ps pgrep pkill killall top htop vmstat iostat
 free sync dmesg lscpu lsblk mount umount ip ifconfig ss netstat nslookup_ env_ tput true_ cloc tokei scc
 wasm-pack trunk tauri expo react-native ionic cordova gatsby next nuxt astro remix svelte-kit ng vue
-gh_ git_ hub glab tea jj hg svn fossil git-lfs delta difft meld vimdiff`
+gh_ git_ hub glab tea jj hg svn fossil git-lfs delta difft meld vimdiff
+coverage codecov bats tap nyc c8 istanbul pipenv hatch virtualenv conda mamba pyenv rbenv asdf mise rustc cargo-nextest
+gunicorn uvicorn flask django-admin rails playwright cypress storybook lighthouse k6 ab wrk hey vegeta
+xmlstarlet csvtool miller mlr sqlfluff alembic prisma drizzle-kit knex sequelize flyway liquibase
+bq gsutil eksctl sam cdk serverless amplify supabase fly railway render doppler
+ctest gcov lcov valgrind_ gdb_ lldb_ perf_ clang-format clang-tidy cppcheck iwyu include-what-you-use
+swiftlint swiftformat ktlint detekt spotless checkstyle pmd scalafmt gofumpt revive errcheck ineffassign gosec
+trivy grype syft snyk semgrep bandit safety pip-audit npm-audit cargo-audit osv-scanner gitleaks trufflehog
+watchexec entr_ nodemon air reflex modd hyperfine time_ tree_ bat exa eza fzf htop_ ncdu duf dust procs zoxide
+wget2_ aria2_ grpcurl_ ghz protoc-gen-go buf_ openapi-generator swagger-codegen redoc-cli spectral
+envsubst`
 
 var commandKinds = func() map[string]cmdKind {
 	m := map[string]cmdKind{}
@@ -736,7 +767,7 @@ var commandKinds = func() map[string]cmdKind {
 	add(kindSource, "source .")
 	add(kindTrap, "trap")
 	add(kindAlias, "alias")
-	add(kindCodeBuiltin, "enable fc bind complete compopt autoload zmodload emulate functions unfunction")
+	add(kindCodeBuiltin, "enable fc bind complete compopt autoload zmodload emulate functions unfunction direnv")
 	add(kindShell, "sh bash dash zsh ksh mksh ash fish tcsh csh yash")
 	add(kindInterp, "python python2 python3 perl ruby node nodejs deno bun php lua luajit Rscript R tclsh wish expect osascript pwsh powershell jshell groovy irb gawk_")
 	add(kindWrapper, "env nice ionice timeout stdbuf unbuffer time exec builtin taskset chrt chroot unshare nsenter strace ltrace valgrind torsocks proxychains proxychains4 sshpass dbus-run-session xvfb-run caffeinate firejail catchsegv chronic busybox doas_ npx_ flock runuser")
@@ -746,7 +777,9 @@ var commandKinds = func() map[string]cmdKind {
 	add(kindXargs, "xargs")
 	add(kindFind, "find")
 	add(kindParallel, "parallel")
-	add(kindNet, "curl wget http https xh aria2c fetch nc ncat netcat socat telnet ftp sftp scp rsync ssh dig nslookup host ping whois sendmail mail")
+	add(kindNet, "curl wget http https xh aria2c fetch nc ncat netcat socat telnet ftp sftp scp rsync ssh dig nslookup host ping whois sendmail mail openssl")
+	add(kindJq, "jq gojq jaq")
+	add(kindPrintf, "printf")
 	add(kindGit, "git")
 	add(kindGh, "gh")
 	add(kindAwk, "awk gawk mawk nawk")
@@ -841,6 +874,8 @@ func (w *walker) network(c *simpleCmd, name string, i, end int) string {
 			}
 			if hasVal {
 				w.netOption(c, name, opt, val, &hosts, &sends, &readsStdin)
+			} else if valued[opt] && k < len(ops) && !fixed[k] && strings.HasPrefix(strings.TrimLeft(w.show(c.words[i+1+k]), `"'`), "@") {
+				sends = append(sends, "a file decided at run time ("+w.show(c.words[i+1+k])+")")
 			}
 			continue
 		}
@@ -936,6 +971,14 @@ func (w *walker) netOption(c *simpleCmd, name, opt, val string, hosts, sends *[]
 				w.dataFile(val[1:], sends, readsStdin)
 			}
 		}
+	case "nc", "ncat", "netcat":
+		if opt == "-e" || opt == "-c" || opt == "--exec" || opt == "--sh-exec" || opt == "--lua-exec" {
+			w.reason(c.line, true, "%s %s runs %s with its input and output on the network", name, opt, w.display(val))
+		}
+	case "openssl":
+		if opt == "-connect" {
+			*hosts = append(*hosts, stripPort(val))
+		}
 	case "wget":
 		switch opt {
 		case "-O", "--output-document":
@@ -1003,14 +1046,15 @@ var netValueOptions = map[string]map[string]bool{
 	"sftp": set("-B", "-b", "-c", "-D", "-F", "-i", "-J", "-l", "-o", "-P", "-R", "-S", "-s", "-X"),
 	"rsync": set("-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--rsync-path", "--port", "--password-file",
 		"--log-file", "--chmod", "--chown", "--timeout", "--bwlimit", "--backup-dir", "--suffix", "-T", "--temp-dir", "--files-from"),
-	"nc":     set("-p", "-s", "-w", "-i", "-x", "-X", "-e", "-c", "-q"),
-	"ncat":   set("-p", "-s", "-w", "-i", "-x", "-e", "-c", "--exec", "--sh-exec", "--proxy", "-d", "--delay"),
-	"netcat": set("-p", "-s", "-w", "-i", "-x", "-X", "-e", "-c", "-q"),
-	"http":   set("-a", "--auth", "-A", "--auth-type", "--session", "-o", "--output", "--verify", "--cert", "--cert-key", "--proxy", "--timeout"),
-	"https":  set("-a", "--auth", "-A", "--auth-type", "--session", "-o", "--output", "--verify", "--cert", "--cert-key", "--proxy", "--timeout"),
-	"xh":     set("-a", "--auth", "-A", "--auth-type", "--session", "-o", "--output", "--verify", "--cert", "--cert-key", "--proxy", "--timeout"),
-	"dig":    set("-b", "-c", "-f", "-k", "-p", "-q", "-t", "-x", "-y"),
-	"ping":   set("-c", "-i", "-I", "-s", "-t", "-W", "-w", "-p", "-Q"),
+	"nc":      set("-p", "-s", "-w", "-i", "-x", "-X", "-e", "-c", "-q"),
+	"ncat":    set("-p", "-s", "-w", "-i", "-x", "-e", "-c", "--exec", "--sh-exec", "--proxy", "-d", "--delay"),
+	"netcat":  set("-p", "-s", "-w", "-i", "-x", "-X", "-e", "-c", "-q"),
+	"http":    set("-a", "--auth", "-A", "--auth-type", "--session", "-o", "--output", "--verify", "--cert", "--cert-key", "--proxy", "--timeout"),
+	"https":   set("-a", "--auth", "-A", "--auth-type", "--session", "-o", "--output", "--verify", "--cert", "--cert-key", "--proxy", "--timeout"),
+	"xh":      set("-a", "--auth", "-A", "--auth-type", "--session", "-o", "--output", "--verify", "--cert", "--cert-key", "--proxy", "--timeout"),
+	"dig":     set("-b", "-c", "-f", "-k", "-p", "-q", "-t", "-x", "-y"),
+	"openssl": set("-connect", "-servername", "-proxy", "-cert", "-key", "-CAfile", "-in", "-out"),
+	"ping":    set("-c", "-i", "-I", "-s", "-t", "-W", "-w", "-p", "-Q"),
 }
 
 // sshOptions: SendEnv sends environment variables; ProxyCommand,
@@ -1202,9 +1246,15 @@ func credentialFile(f string) bool {
 	if !strings.Contains(f, ".") && !strings.Contains(f, "/etc/shadow") {
 		return false
 	}
-	for _, s := range []string{".netrc", ".git-credentials", ".aws/credentials", ".config/gh/hosts.yml", ".docker/config.json",
-		".ssh/id_", ".npmrc", ".pypirc", ".kube/config", ".config/gcloud/", ".gnupg/", ".agentknock/", "/etc/shadow", ".vault-token"} {
+	for _, s := range []string{".netrc", ".git-credentials", ".aws/credentials", ".config/gh", ".docker/config.json",
+		".ssh/", ".npmrc", ".pypirc", ".kube/config", ".config/gcloud", ".gnupg", ".agentknock", "/etc/shadow", ".vault-token",
+		".password-store", ".cargo/credentials", ".gem/credentials", ".terraform.d/credentials"} {
 		if strings.Contains(f, s) {
+			return true
+		}
+	}
+	for _, dir := range []string{".ssh", ".aws", ".gnupg", ".kube", ".docker"} {
+		if f == "~/"+dir || strings.HasSuffix(f, "/"+dir) {
 			return true
 		}
 	}
@@ -1359,6 +1409,9 @@ func (w *walker) gh(c *simpleCmd, ops []string) string {
 		host = "api." + host
 	}
 	w.host(host, "gh", c.line)
+	if h := strings.TrimPrefix(host, "api."); h != "github.com" {
+		w.mark(c.line, len(w.envSecrets) > 0, "gh talks to %s, not github.com, with the GitHub credentials it has", w.display(h))
+	}
 	if len(ops) >= 2 && ops[0] == "auth" && (ops[1] == "token" || slices.Contains(ops, "-t") || slices.Contains(ops, "--show-token")) {
 		w.mark(c.line, true, "%s prints a GitHub token, so its output is secret data", c.text)
 		return "gh auth token"

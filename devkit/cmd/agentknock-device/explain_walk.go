@@ -270,6 +270,9 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	if s.Background {
 		notes = append(notes, "in the background")
 		in.stdin = false // a background job reads /dev/null when job control is off
+		if len(w.envSecrets) > 0 {
+			w.mark(line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
+		}
 	}
 	rin, rnotes, heredocs := w.redirects(s, line, &in)
 	notes = append(notes, rnotes...)
@@ -465,10 +468,10 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			}
 			return "fd " + w.display(fd)
 		}
-		target := ""
+		target, wordTaint := "", ""
 		if r.Word != nil {
 			target = w.show(r.Word)
-			w.word(r.Word, 0, line, "redirection")
+			wordTaint = w.word(r.Word, 0, line, "redirection")
 		}
 		isStdin := fd == "" || fd == "0"
 		switch r.Op {
@@ -529,13 +532,15 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 		case syntax.Hdoc, syntax.DashHdoc:
 			notes = append(notes, stream("stdin")+" from a here-document")
 			heredocs = append(heredocs, r)
+			// Its expansions run before the command does.
+			hdocTaint := w.word(r.Hdoc, 0, line, "here-document")
 			if isStdin {
-				in.stdin, in.piped, in.taint = false, "here-document", ""
+				in.stdin, in.piped, in.taint = false, "here-document", hdocTaint
 			}
 		case syntax.WordHdoc:
 			notes = append(notes, stream("stdin")+" from the string "+target)
 			if isStdin {
-				in.stdin, in.piped, in.taint = false, "here-string", ""
+				in.stdin, in.piped, in.taint = false, "here-string", wordTaint
 			}
 		default:
 			notes = append(notes, target)
@@ -559,7 +564,6 @@ func (w *walker) heredocBody(r *syntax.Redirect, depth, line int) {
 		w.emit(depth+1, "| "+w.display(l))
 		shown++
 	}
-	w.word(r.Hdoc, depth, line, "here-document")
 }
 
 // fixedWord reports a word whose value cannot change at run time, and that
