@@ -626,6 +626,9 @@ func (x *explanation) render() []string {
 		out = append(out, capped(x.reasons, "  - ")...)
 	}
 	if x.heading == "" {
+		for i, l := range out {
+			out[i] = literal(l)
+		}
 		return out
 	}
 	head := x.heading + ":"
@@ -641,6 +644,11 @@ func (x *explanation) render() []string {
 	out = append(out, x.network...)
 	out = append(out, x.unseen...)
 	out = append(out, capped(x.marks, "! ")...)
+	// Every part was escaped where it was taken from the client; this is
+	// the one place that guarantees no line carries a control character.
+	for i, l := range out {
+		out[i] = literal(l)
+	}
 	return out
 }
 

@@ -697,6 +697,9 @@ func FuzzExplain(f *testing.F) {
 			d := explainView(explainCase{argv: []string{sh, opt, script}})
 			for _, l := range explainInvocation(d) {
 				assertInert(t, l)
+				if strings.Contains(l, "the parser failed") {
+					t.Fatalf("%s %q %q: %s", sh, opt, script, l) // a panic, recovered
+				}
 			}
 			canonicalScriptArgv([]string{sh, opt, script}, "/bin/"+sh)
 		}

@@ -182,34 +182,23 @@ func (w *walker) unit(text string, depth, line int, stdin bool) {
 	w.src, w.lineHere = text, line
 	defer func() { w.src, w.lineHere = savedSrc, savedLine }()
 	p := syntax.NewParser(syntax.Variant(w.lang))
-	first := true
+	first, done := true, false
+	// The loop never breaks: the parser's iterator does not stop when told
+	// to (it would panic), so once done the rest is drained unread; the
+	// reader's deadline ends it soon after.
 	for st, err := range p.StmtsSeq(&budgetReader{r: strings.NewReader(text), deadline: w.deadline}) {
+		if done {
+			continue
+		}
 		if err != nil {
-			if errors.Is(err, errDeep) {
-				w.emit(depth, "(the script nests deeper than the device follows here)")
-				w.reason(w.lineHere, false, "the script nests more than %d levels deep; the device stops there and the rest is not explained", maxParseNesting)
-				return
-			}
-			if errors.Is(err, errBudget) || w.stopped != "" {
-				w.stopped = "the device stopped reading the script after its time budget"
-				w.reason(w.lineHere, false, "the device stopped reading the script after its time budget (nesting or size); the rest is not explained")
-				return
-			}
-			errLine := 0
-			var pe syntax.ParseError
-			if errors.As(err, &pe) {
-				errLine = int(pe.Pos.Line())
-			}
-			if line > 0 {
-				errLine = line
-			}
-			w.emit(depth, "(the script does not parse here; the shell runs the commands above before it fails)")
-			w.reason(errLine, false, "the script does not parse (%s); the shell may run the commands before this line, which are explained, and fails here", w.display(err.Error()))
-			return
+			done = true
+			w.parseError(err, depth, line)
+			continue
 		}
 		if !w.tick() {
+			done = true
 			w.reason(w.lineHere, false, "%s; the rest is not explained", w.stopped)
-			return
+			continue
 		}
 		prefix := "then: "
 		if first {
@@ -221,6 +210,30 @@ func (w *walker) unit(text string, depth, line int, stdin bool) {
 	if first && depth == 0 {
 		w.emit(0, "(no commands)")
 	}
+}
+
+// parseError explains why the parser stopped.
+func (w *walker) parseError(err error, depth, line int) {
+	if errors.Is(err, errDeep) {
+		w.emit(depth, "(the script nests deeper than the device follows here)")
+		w.reason(w.lineHere, false, "the script nests more than %d levels deep; the device stops there and the rest is not explained", maxParseNesting)
+		return
+	}
+	if errors.Is(err, errBudget) || w.stopped != "" {
+		w.stopped = "the device stopped reading the script after its time budget"
+		w.reason(w.lineHere, false, "the device stopped reading the script after its time budget (nesting or size); the rest is not explained")
+		return
+	}
+	errLine := 0
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		errLine = int(pe.Pos.Line())
+	}
+	if line > 0 {
+		errLine = line
+	}
+	w.emit(depth, "(the script does not parse here; the shell runs the commands above before it fails)")
+	w.reason(errLine, false, "the script does not parse (%s); the shell may run the commands before this line, which are explained, and fails here", w.display(err.Error()))
 }
 
 // nested walks a script inside the script (eval, sh -c, trap, a shell's
