@@ -433,6 +433,17 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 	w.reason(c.line, false, "%s", note)
 }
 
+func onlyVersionOptions(ops []string) bool {
+	for _, o := range ops {
+		switch o {
+		case "--version", "-V", "-v", "--help", "-h", "-VV", "-version":
+		default:
+			return false
+		}
+	}
+	return len(ops) > 0
+}
+
 func lastOperand(ops []string) string {
 	for _, o := range ops {
 		if !strings.HasPrefix(o, "-") {
@@ -472,6 +483,11 @@ func (w *walker) interp(c *simpleCmd, name string, ops []string, fixed []bool) {
 			}
 			break
 		}
+	}
+	if c.in.piped == "" && !slices.Contains(ops, "-") && (!c.in.stdin || onlyVersionOptions(ops)) {
+		// Options only: python3 --version reads no code; with standard
+		// input redirected from a file (listed) there is no code to see.
+		return
 	}
 	from := "standard input"
 	if c.in.piped != "" {

@@ -357,6 +357,7 @@ var benign = []struct{ shell, script string }{
 	{"sh", `git tag -a v1.2.3 -m 'release v1.2.3' && git push origin v1.2.3`},
 	{"sh", `npx prettier --check . && npx eslint src`},
 	{"bash", `go test ./... -run TestX -count=1 -v | tee test.log`},
+	{"sh", `python3 --version && node -v && go version`},
 	{"bash", `npm ci && npm run lint && npm test`},
 	{"bash", `go mod tidy && git diff --exit-code go.mod go.sum`},
 	{"bash", `git checkout -b feature/x && git push -u origin feature/x`},
