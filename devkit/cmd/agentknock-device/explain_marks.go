@@ -898,6 +898,17 @@ func (w *walker) network(c *simpleCmd, name string, i, end int) string {
 		positional++
 		if h := hostOf(name, o, positional); h != "" {
 			hosts = append(hosts, h)
+			if i := strings.Index(o, "://"); i >= 0 {
+				auth, _, _ := strings.Cut(o[i+3:], "/")
+				if at := strings.LastIndexByte(auth, '@'); at >= 0 && strings.Contains(auth[:at], ".") {
+					w.mark(c.line, true, "the URL %s puts %s before an @: it connects to %s", w.display(o), w.display(auth[:at]), w.display(h))
+				}
+			}
+		}
+		if name == "socat" {
+			if u := strings.ToUpper(o); strings.HasPrefix(u, "EXEC:") || strings.HasPrefix(u, "SYSTEM:") || strings.Contains(u, ",EXEC") {
+				w.reason(c.line, true, "socat %s runs a program connected to the network", w.display(o))
+			}
 		}
 		if (name == "scp" || name == "rsync") && !strings.Contains(o, ":") {
 			sends = append(sends, w.fileData(o))
@@ -912,6 +923,11 @@ func (w *walker) network(c *simpleCmd, name string, i, end int) string {
 	}
 	if name == "ssh" {
 		w.sshOptions(c, ops, hosts)
+	}
+	for k, o := range ops {
+		if fixed[k] && (o == "-k" || o == "--insecure" || o == "--no-check-certificate" || name == "curl" && len(o) > 2 && o[0] == '-' && o[1] != '-' && strings.ContainsRune(o, 'k') && !strings.ContainsAny(o, "oOdHFTuxXAeKbcwmCrzyYE")) {
+			w.mark(c.line, len(c.named) > 0, "%s %s does not verify the host's certificate, so another host can pose as it", name, w.display(o))
+		}
 	}
 	if dynamic {
 		hosts = append(hosts, "(a destination decided at run time)")
@@ -1196,6 +1212,12 @@ func (w *walker) host(h, by string, line int) {
 	if strings.HasPrefix(lower, "xn--") || strings.Contains(lower, ".xn--") {
 		w.mark(line, true, "the host %s is written in punycode (xn--): an international name that can imitate another host", shown)
 	}
+	for _, known := range wellKnownDomains {
+		if i := strings.Index(lower, known+"."); i >= 0 && (i == 0 || lower[i-1] == '.') {
+			w.mark(line, true, "the host %s is not %s: it is a name under %s", shown, known, w.display(h[i+len(known)+1:]))
+			break
+		}
+	}
 	if scripts := letterScripts(h); len(scripts) > 1 {
 		w.mark(line, true, "the host %s mixes %s letters: it is not the host it looks like", shown, strings.Join(scripts, " and "))
 	} else if len(scripts) == 1 && scripts[0] != "Latin" {
@@ -1208,6 +1230,11 @@ func (w *walker) host(h, by string, line int) {
 		}
 	}
 }
+
+// wellKnownDomains are hosts secrets are often for; one followed by more
+// labels (api.github.com.evil.example) is not that host.
+var wellKnownDomains = []string{"github.com", "githubusercontent.com", "gitlab.com", "bitbucket.org", "amazonaws.com",
+	"googleapis.com", "azure.com", "microsoft.com", "npmjs.org", "pypi.org", "docker.io", "docker.com", "slack.com", "google.com"}
 
 var hostScripts = []struct {
 	name  string
@@ -1268,6 +1295,9 @@ func credentialFile(f string) bool {
 		if strings.Contains(f, s) {
 			return true
 		}
+	}
+	if base := path.Base(f); base == ".env" || strings.HasPrefix(base, ".env.") && !strings.HasSuffix(base, ".example") && !strings.HasSuffix(base, ".sample") && !strings.HasSuffix(base, ".template") {
+		return true
 	}
 	for _, dir := range []string{".ssh", ".aws", ".gnupg", ".kube", ".docker"} {
 		if f == "~/"+dir || strings.HasSuffix(f, "/"+dir) {

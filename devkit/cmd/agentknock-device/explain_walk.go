@@ -1084,6 +1084,29 @@ func (w *walker) envAssign(name string, line int, exported bool) {
 	if name == "PATH" {
 		w.mark(line, false, "changes PATH, so later command names are looked up in other directories")
 	}
+	if why := redirectVariable(name); why != "" {
+		w.mark(line, true, "sets %s, %s", w.display(name), why)
+	}
+}
+
+// redirectVariable says why setting a variable sends programs' requests,
+// and the credentials in them, somewhere else or to an unverified host.
+func redirectVariable(name string) string {
+	up := strings.ToUpper(name)
+	switch up {
+	case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY":
+		return "so programs send their requests through that proxy"
+	case "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO":
+		return "so programs trust the certificates it names (another host can pose as the real one)"
+	case "GIT_SSL_NO_VERIFY", "NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONHTTPSVERIFY", "CURL_INSECURE":
+		return "so programs stop verifying the hosts they send credentials to"
+	case "GH_HOST", "GITHUB_API_URL", "GITHUB_SERVER_URL", "DOCKER_HOST", "KUBECONFIG", "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL":
+		return "so programs connect to the host it names"
+	}
+	if strings.Contains(up, "ENDPOINT") || strings.HasSuffix(up, "_API_URL") || strings.HasSuffix(up, "_BASE_URL") {
+		return "so programs connect to the host it names, with their credentials"
+	}
+	return ""
 }
 
 // envDump marks a command that prints the whole environment.
