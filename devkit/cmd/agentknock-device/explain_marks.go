@@ -517,8 +517,7 @@ func (w *walker) wrapper(c *simpleCmd, name string, i, end int) string {
 				return ""
 			}
 			if k2, val, ok := strings.Cut(v, "="); ok && !strings.HasPrefix(v, "-") {
-				_ = val
-				w.envAssign(k2, c.line, true)
+				w.envAssign(k2, val, true, c.line)
 			}
 		}
 	}
@@ -620,16 +619,31 @@ func (w *walker) findExec(c *simpleCmd, i, end int) {
 	}
 }
 
-// codeVariable says why setting an environment variable makes a program
-// run code (or read a configuration the device does not see); "" if not.
-func codeVariable(name string) string {
+// codeVariable says why setting an environment variable to value (""
+// when decided at run time, fixed false) makes a program run code or read
+// a configuration the device does not see; "" if it does not.
+func codeVariable(name, value string, fixed bool) string {
+	up := strings.ToUpper(name)
+	switch {
+	case modulePathVariables[up]:
+		// Modules from the working directory are its files, like a
+		// Makefile; anywhere else they are code the script brings in.
+		if fixed && !strings.HasPrefix(value, "/") && !strings.HasPrefix(value, "~") && !strings.Contains(value, "..") {
+			return ""
+		}
+		return "where the program loads modules from, outside the working directory or decided at run time"
+	case strings.HasSuffix(up, "_OPTIONS") || strings.HasSuffix(up, "OPTS") || strings.HasSuffix(up, "OPT") || up == "GOFLAGS" || up == "MAKEFLAGS":
+		if fixed && !loadsCode(value) {
+			return ""
+		}
+		return "options that can make the program load or run code (" + literal(clipValue(value)) + ")"
+	}
 	if why, ok := codeVariables[name]; ok {
 		return why
 	}
-	up := strings.ToUpper(name)
-	for _, suffix := range []string{"_COMMAND", "_EDITOR", "_PAGER", "_ASKPASS", "_WRAPPER", "_RUNNER", "_OPTIONS", "OPTS", "OPT"} {
+	for _, suffix := range []string{"_COMMAND", "_EDITOR", "_PAGER", "_ASKPASS", "_WRAPPER", "_RUNNER"} {
 		if strings.HasSuffix(up, suffix) {
-			return "which programs take as a command to run or options that load code"
+			return "which programs take as a command to run"
 		}
 	}
 	for _, prefix := range []string{"GIT_CONFIG", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "GIT_TRACE"} {
@@ -638,6 +652,26 @@ func codeVariable(name string) string {
 		}
 	}
 	return ""
+}
+
+var modulePathVariables = set("PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB")
+
+// loadsCode: an option value that loads code or runs a program.
+func loadsCode(v string) bool {
+	for _, s := range []string{"require", "import", "loader", "javaagent", "agentpath", "agentlib", "preload", "toolexec",
+		"-exec", "SHELL", "-r ", "-r=", "--eval", "-e "} {
+		if strings.Contains(v, s) {
+			return true
+		}
+	}
+	return strings.HasPrefix(v, "-r")
+}
+
+func clipValue(v string) string {
+	if len(v) > 60 {
+		return v[:60] + "..."
+	}
+	return v
 }
 
 var codeVariables = map[string]string{
@@ -666,13 +700,8 @@ var codeVariables = map[string]string{
 	"BROWSER":           "the program many commands run to open a URL",
 	"LESSOPEN":          "a command less runs on each file",
 	"LESSCLOSE":         "a command less runs on each file",
-	"PERL5LIB":          "where perl loads modules from",
-	"PERLLIB":           "where perl loads modules from",
-	"PYTHONPATH":        "where python loads modules from",
 	"PYTHONSTARTUP":     "a file python runs",
 	"PYTHONHOME":        "where python loads its library from",
-	"NODE_PATH":         "where node loads modules from",
-	"RUBYLIB":           "where ruby loads libraries from",
 	"CURL_HOME":         "where curl reads its configuration (which can send files)",
 	"WGETRC":            "the configuration file wget reads",
 	"HOME":              "the home directory, where programs read their configuration (git aliases, .curlrc)",
@@ -680,9 +709,7 @@ var codeVariables = map[string]string{
 	"ZDOTDIR":           "where zsh reads its startup files",
 	"SHELLOPTS":         "shell options every bash child starts with",
 	"BASHOPTS":          "shell options every bash child starts with",
-	"GOFLAGS":           "go flags, which can name a -toolexec program",
 	"RUSTC_WRAPPER":     "a program cargo runs around the compiler",
-	"MAKEFLAGS":         "make options, which can set the shell make runs",
 	"SHELL":             "the shell some programs run commands with",
 	"IFS":               "how the shell splits unquoted expansions into words",
 }

@@ -1065,7 +1065,11 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 		return taint
 	}
 	name := a.Name.Value
-	w.envAssign(name, line, exported)
+	value, fixed := "", a.Value == nil && a.Array == nil
+	if a.Value != nil {
+		value, fixed = w.value(a.Value)
+	}
+	w.envAssign(name, value, fixed, line)
 	if w.envSecrets[name] {
 		w.mark(line, true, "sets secret variable %s", w.display(name))
 	}
@@ -1077,8 +1081,8 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 
 // envAssign checks a variable set by the script (for itself or in a
 // command's environment).
-func (w *walker) envAssign(name string, line int, exported bool) {
-	if why := codeVariable(name); why != "" {
+func (w *walker) envAssign(name, value string, fixed bool, line int) {
+	if why := codeVariable(name, value, fixed); why != "" {
 		w.reason(line, false, "sets %s, %s", w.display(name), why)
 	}
 	if name == "PATH" {
