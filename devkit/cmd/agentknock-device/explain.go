@@ -533,6 +533,16 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// parseBounded parses a whole script under the explanation's bounds (its
+// time budget and nesting limit), for callers that need the syntax tree
+// while other requests may be waiting, such as matching a rule by the
+// script's parsed form: a script past the bounds is an error, never a
+// stall.
+func parseBounded(text string, lang syntax.LangVariant) (*syntax.File, error) {
+	r := &budgetReader{r: strings.NewReader(text), deadline: time.Now().Add(explainBudget)}
+	return syntax.NewParser(syntax.Variant(lang)).Parse(r, "")
+}
+
 // crStandIn replaces CR before parsing: the shells keep CR inside a word
 // (`echo a\rb` prints a, CR, b), but the parser would take it for a blank.
 // The stand-in is a control byte the script does not contain, shown as \r.

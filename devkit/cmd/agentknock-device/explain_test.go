@@ -9,6 +9,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 type explainCase struct {
@@ -670,6 +673,17 @@ func TestExplainBounds(t *testing.T) {
 		if len(l) > 2*maxLineBytes+100 {
 			t.Errorf("a line of %d bytes", len(l))
 		}
+	}
+}
+
+// parseBounded parses what fits the bounds and refuses the rest quickly.
+func TestParseBounded(t *testing.T) {
+	if f, err := parseBounded("cd sub && make test", syntax.LangPOSIX); err != nil || len(f.Stmts) != 1 {
+		t.Fatalf("a plain script: %v", err)
+	}
+	deep := strings.Repeat("(", 100000) + "true" + strings.Repeat(")", 100000)
+	if _, err := parseBounded(deep, syntax.LangBash); !errors.Is(err, errDeep) {
+		t.Fatalf("100,000 nested subshells: %v", err)
 	}
 }
 
