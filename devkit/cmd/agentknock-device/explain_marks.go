@@ -119,6 +119,8 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 			w.program(raw, line, c.in.stdin)
 			if how := w.written[w.resolve(raw)]; how != "" {
 				w.reason(line, true, "runs %s, a file %s earlier in the script, whose content the device does not see", w.display(raw), how)
+			} else if w.extracted {
+				w.reason(line, false, "runs %s after the script unpacked a download (it may come from it)", w.display(raw))
 			} else {
 				w.unseen[w.display(raw)] = true
 			}
@@ -152,6 +154,9 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 	switch kind {
 	case kindPlain:
 		w.plainChecks(c, name, i, end)
+		if (name == "gpg" || name == "gpg2") && slices.ContainsFunc(ops, func(o string) bool { return strings.HasPrefix(o, "--export-secret") || o == "--decrypt" || o == "-d" }) {
+			out = cmp.Or(out, name+" "+strings.Join(ops, " "))
+		}
 	case kindCd:
 		w.cd(ops)
 	case kindSet:
@@ -344,6 +349,35 @@ func (w *walker) setChecks(c *simpleCmd, ops []string, line int) {
 
 // plainChecks: writers' targets, the download-then-run bookkeeping.
 func (w *walker) plainChecks(c *simpleCmd, name string, i, end int) {
+	ops := c.vals[i+1 : end]
+	switch name {
+	case "go":
+		if len(ops) > 1 && (ops[0] == "run" || ops[0] == "install") {
+			for _, o := range ops[1:] {
+				if strings.Contains(o, "@") && strings.Contains(o, "/") && !strings.HasPrefix(o, "-") {
+					w.reason(c.line, false, "go %s %s fetches that module from the network and runs its code", ops[0], w.display(o))
+				}
+			}
+		}
+	case "npx", "bunx", "pnpx", "uvx", "pipx", "pnpm", "yarn":
+		for _, o := range ops {
+			if strings.Contains(o, "://") || strings.HasPrefix(o, "github:") || strings.HasPrefix(o, "git+") {
+				w.reason(c.line, false, "%s %s fetches code from the network and runs it", name, w.display(o))
+			}
+		}
+	case "tar", "bsdtar", "unzip", "7z", "7za", "cpio", "gunzip", "bunzip2", "unxz", "unzstd", "xz", "zstd":
+		if w.downloaded && (name != "tar" && name != "bsdtar" || slices.ContainsFunc(ops, func(o string) bool {
+			return o == "x" || strings.HasPrefix(o, "-") && strings.ContainsRune(o, 'x') && !strings.HasPrefix(o, "--") || o == "--extract" || !strings.HasPrefix(o, "-") && strings.ContainsRune(o, 'x') && len(o) <= 6
+		})) {
+			w.extracted = true
+		}
+	case "gpg", "gpg2":
+		for _, o := range ops {
+			if strings.HasPrefix(o, "--export-secret") || o == "--decrypt" || o == "-d" {
+				w.mark(c.line, true, "%s %s prints secret key material or decrypted data, so its output is secret data", name, w.display(o))
+			}
+		}
+	}
 	if name == "envsubst" && len(w.envSecrets) > 0 {
 		w.mark(c.line, true, "envsubst replaces each $VARIABLE its input names with the value, secret ones included")
 	}
@@ -472,10 +506,22 @@ func (w *walker) interp(c *simpleCmd, name string, ops []string, fixed []bool) {
 			w.unseen[w.display(name)+" module "+w.display(ops[k+1])] = true
 			return
 		}
+		if (name == "deno" || name == "bun") && !strings.HasPrefix(o, "-") {
+			if o == "run" || o == "x" {
+				continue
+			}
+			if !strings.ContainsAny(o, "./:") {
+				return // a subcommand: deno test, bun install
+			}
+		}
 		if o == "-" || !strings.HasPrefix(o, "-") {
 			if o != "-" {
 				if how := w.written[w.resolve(o)]; how != "" {
 					w.reason(c.line, true, "%s runs %s, a file %s earlier in the script", name, w.display(o), how)
+				} else if strings.Contains(o, "://") {
+					w.reason(c.line, false, "%s runs code fetched from %s", name, w.display(o))
+				} else if w.extracted {
+					w.reason(c.line, false, "%s runs %s after the script unpacked a download (it may come from it)", name, w.display(o))
 				} else {
 					w.unseen[w.display(o)+" (run by "+w.display(name)+")"] = true
 				}
@@ -888,6 +934,22 @@ var interpCodeOptions = map[string]map[string]bool{
 // network explains a program that connects somewhere: its destinations by
 // host, and marks secret data it sends.
 func (w *walker) network(c *simpleCmd, name string, i, end int) string {
+	// A download that saves a file: what the script runs after it may be
+	// that file or come from it.
+	switch name {
+	case "curl":
+		for k, o := range c.vals[i+1 : end] {
+			if c.fixed[i+1+k] && (o == "-O" || o == "--remote-name" || o == "--remote-name-all" || len(o) > 2 && o[0] == '-' && o[1] != '-' && strings.HasSuffix(o, "O")) {
+				w.downloaded = true
+			}
+		}
+	case "wget":
+		w.downloaded = !slices.ContainsFunc(c.vals[i+1:end], func(o string) bool {
+			return o == "-O-" || o == "-qO-" || o == "-O" || o == "--output-document=-" || strings.HasSuffix(o, "O-")
+		}) || w.downloaded
+	case "aria2c", "fetch":
+		w.downloaded = true
+	}
 	ops, fixed := c.vals[i+1:end], c.fixed[i+1:end]
 	var hosts []string
 	dynamic := false
@@ -1001,6 +1063,7 @@ func (w *walker) netOption(c *simpleCmd, name, opt, val string, hosts, sends *[]
 		case "-o", "--output":
 			if val != "-" {
 				w.written[w.resolve(val)] = "downloaded"
+				w.downloaded = true
 			}
 		case "--url":
 			if h := hostOf(name, val, 1); h != "" {

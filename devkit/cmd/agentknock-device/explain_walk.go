@@ -45,18 +45,20 @@ type walker struct {
 	stdinSecrets []string
 	secretVars   map[string]bool // delivered, or assigned from secret data (read)
 
-	funcs     map[string]bool
-	written   map[string]string // resolved path -> how the script wrote it
-	tainted   map[string]bool   // resolved paths holding secret data
-	programs  []progRef         // every program run: they inherit the environment
-	progSeen  map[string]bool
-	stdinRead []progRef
-	named     map[string][]progRef
-	hosts     []string
-	hostSeen  map[string]bool
-	unseen    map[string]bool
-	seen      map[string]int // finding text -> its index in its list
-	controls  bool
+	funcs      map[string]bool
+	written    map[string]string // resolved path -> how the script wrote it
+	tainted    map[string]bool   // resolved paths holding secret data
+	programs   []progRef         // every program run: they inherit the environment
+	progSeen   map[string]bool
+	stdinRead  []progRef
+	named      map[string][]progRef
+	hosts      []string
+	hostSeen   map[string]bool
+	unseen     map[string]bool
+	downloaded bool           // a download saved a file earlier in the script
+	extracted  bool           // and an archive was unpacked after it
+	seen       map[string]int // finding text -> its index in its list
+	controls   bool
 	// callNamed collects the secret variables the words of the simple
 	// command being read name.
 	callNamed []string
