@@ -176,3 +176,13 @@ type ImmediateApprover interface {
 	Approver
 	DecideNow(a *Approval) (d Decision, ok bool)
 }
+
+// ImmediateReporter is an ImmediateApprover whose DecideNow only decides:
+// it runs while the device holds the transaction that accepts the request
+// (every other request waits on it), so the slow part of an immediate
+// decision, showing the request and recording it, belongs in
+// ReportDecided, which the device calls once that transaction is
+// committed, outside every transaction, and before the answer leaves.
+type ImmediateReporter interface {
+	ReportDecided(a *Approval, d Decision)
+}

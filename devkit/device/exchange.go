@@ -32,6 +32,18 @@ type request struct {
 	// request answered without waiting for a person is accepted and
 	// answered in one commit (see holdAcceptance).
 	held *txn
+	// report shows and records an immediate decision; it runs once, after
+	// the held transaction is committed or ended (ImmediateReporter).
+	report func()
+}
+
+// reportDecision runs the request's pending report, outside every
+// transaction.
+func (r *request) reportDecision() {
+	if f := r.report; f != nil && r.held == nil {
+		r.report = nil
+		f()
+	}
 }
 
 // methodResult is a method's terminal answer. body is the response
@@ -222,6 +234,7 @@ func (d *Device) handlePairedRequest(m relay.Message, lx *liveExchange) {
 		if err := d.release(req); err != nil {
 			d.logf("request %s from client %s: %v", m.RequestID, m.ClientID, err)
 		}
+		req.reportDecision()
 		d.logf("request %s from client %s: left unanswered (device closing)", m.RequestID, m.ClientID)
 		return
 	}
@@ -282,6 +295,7 @@ func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodRe
 			r.held.end()
 			r.held = nil
 		}
+		r.reportDecision()
 	}()
 	key := exchangeKey(r.clientID, r.requestID)
 	seal := func(body any) (json.RawMessage, error) {
@@ -353,6 +367,9 @@ func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodRe
 			return
 		}
 	}
+	// The state is committed: an immediate decision is shown and recorded
+	// now, before its answer leaves, while other requests go on.
+	r.reportDecision()
 	if res.before != nil {
 		res.before()
 	}

@@ -409,10 +409,14 @@ func (d *Device) invocation(r *request) methodResult {
 
 // refuse tells a RefusalRecorder about a request refused as invalid and
 // returns its response.
+// The recorder runs once the request's state is committed (the record may
+// render the request, which must not hold the state transaction).
 func (d *Device) refuse(r *request, kind string, secrets []string, det *InvocationDetails, err error) methodResult {
 	if rr, ok := d.approver.(RefusalRecorder); ok {
-		rr.Refused(&Approval{ID: newApprovalID(), Kind: kind, ClientID: r.clientID, Client: r.client,
-			RequestID: r.requestID, Received: r.received, Secrets: secrets, Invocation: det}, err.Error())
+		a := &Approval{ID: newApprovalID(), Kind: kind, ClientID: r.clientID, Client: r.client,
+			RequestID: r.requestID, Received: r.received, Secrets: secrets, Invocation: det}
+		msg := err.Error()
+		r.report = func() { rr.Refused(a, msg) }
 	}
 	return requestProblem(err)
 }
@@ -438,6 +442,10 @@ func (d *Device) decide(r *request, a *Approval) (res methodResult, ok bool) {
 	dec, now := Decision{}, false
 	if ia, can := d.approver.(ImmediateApprover); can && r.held != nil {
 		dec, now = ia.DecideNow(a)
+		if rep, ok := d.approver.(ImmediateReporter); ok && now {
+			decided := dec
+			r.report = func() { rep.ReportDecided(a, decided) }
+		}
 	}
 	if !now {
 		if err := d.release(r); err != nil {

@@ -47,6 +47,9 @@ type approver struct {
 
 	mu      sync.Mutex
 	pending []*pendingItem // arrival order; pending[0] is the one prompted
+	// decidedNow: immediate decisions not yet shown (DecideNow, then
+	// ReportDecided once the device has committed).
+	decidedNow map[*device.Approval]immediate
 }
 
 type pendingItem struct {
@@ -135,13 +138,41 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 }
 
 // DecideNow implements device.ImmediateApprover: the policy's, a rule's or
-// a grant's decision, shown and logged as Decide shows and logs it; ok is
-// false when a person has to answer (Decide then shows the request and
-// asks).
+// a grant's decision; ok is false when a person has to answer (Decide then
+// shows the request and asks). It only decides: the device holds its
+// state transaction while it runs, so the request is rendered and logged
+// by ReportDecided, after that transaction.
 func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
 	d, note, by, ok, _ := ap.automatic(a)
 	if !ok {
 		return device.Decision{}, false
+	}
+	ap.mu.Lock()
+	if ap.decidedNow == nil {
+		ap.decidedNow = map[*device.Approval]immediate{}
+	}
+	ap.decidedNow[a] = immediate{note: note, by: by}
+	ap.mu.Unlock()
+	return d, true
+}
+
+// immediate is how DecideNow decided, for ReportDecided to show and log.
+type immediate struct {
+	note string
+	by   decidedBy
+}
+
+// ReportDecided implements device.ImmediateReporter: an immediate decision
+// is shown and logged as Decide shows and logs it, outside every database
+// transaction and before the answer leaves.
+func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) {
+	ap.mu.Lock()
+	how, ok := ap.decidedNow[a]
+	delete(ap.decidedNow, a)
+	ap.mu.Unlock()
+	note, by := how.note, how.by
+	if !ok {
+		note, by = "decided at once", decidedBy{who: "device", how: "decided at once"}
 	}
 	v := viewOf(a)
 	ap.con.print(renderApproval(&v))
@@ -149,7 +180,6 @@ func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
 	d = ap.record(a, d, by)
 	ap.showConfirmedCode(a, d)
 	ap.reprompt()
-	return d, true
 }
 
 // Refused implements device.RefusalRecorder: requests the device refused

