@@ -181,8 +181,10 @@ type ImmediateApprover interface {
 // it runs while the device holds the transaction that accepts the request
 // (every other request waits on it), so the slow part of an immediate
 // decision, showing the request and recording it, belongs in
-// ReportDecided, which the device calls once that transaction is
-// committed, outside every transaction, and before the answer leaves.
+// ReportDecided. The device calls it after committing the acceptance,
+// outside every transaction and before the answer is fixed; the decision
+// it returns is the one answered, so a record that cannot be written can
+// turn an approval into a denial (an audit log that fails closed).
 type ImmediateReporter interface {
-	ReportDecided(a *Approval, d Decision)
+	ReportDecided(a *Approval, d Decision) Decision
 }

@@ -443,8 +443,15 @@ func (d *Device) decide(r *request, a *Approval) (res methodResult, ok bool) {
 	if ia, can := d.approver.(ImmediateApprover); can && r.held != nil {
 		dec, now = ia.DecideNow(a)
 		if rep, ok := d.approver.(ImmediateReporter); ok && now {
-			decided := dec
-			r.report = func() { rep.ReportDecided(a, decided) }
+			// The acceptance is committed first, as for a person's answer,
+			// so that the report (showing and recording, which can fail
+			// and then withdraw the approval) holds no transaction; the
+			// answer is fixed in a second commit like Decide's.
+			if err := d.release(r); err != nil {
+				d.logf("request %s from client %s: %v", r.requestID, r.clientID, err)
+				return errorResult(errInvalidState, "device state unavailable"), false
+			}
+			dec = rep.ReportDecided(a, dec)
 		}
 	}
 	if !now {

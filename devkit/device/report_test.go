@@ -19,12 +19,16 @@ type reportingApprover struct {
 	reports chan *Approval
 }
 
-func (r *reportingApprover) ReportDecided(a *Approval, d Decision) {
+func (r *reportingApprover) ReportDecided(a *Approval, d Decision) Decision {
 	if a.Invocation != nil && a.Invocation.Reason == "huge" {
 		r.entered <- a
 		<-r.release
 	}
 	r.reports <- a
+	if a.Invocation != nil && a.Invocation.Reason == "unrecorded" {
+		return Decision{Reason: "OTHER", Message: "the audit log could not be written"}
+	}
+	return d
 }
 
 func TestImmediateReportRunsOutsideTheTransaction(t *testing.T) {
@@ -67,5 +71,23 @@ func TestImmediateReportRunsOutsideTheTransaction(t *testing.T) {
 	}
 	if m, ok := x.open(x.rawResponse(1)); !ok || m["result"] != "APPROVED" {
 		t.Fatalf("first request after its report: %v", m)
+	}
+}
+
+// A report that cannot record the decision withdraws it: the answer is the
+// denial ReportDecided returned, never the approval DecideNow made.
+func TestImmediateReportCanWithdrawTheApproval(t *testing.T) {
+	rep := &reportingApprover{entered: make(chan *Approval, 1), release: make(chan struct{}), reports: make(chan *Approval, 4)}
+	h := newHarnessWith(t, func(f *fakeApprover) Approver { rep.fakeApprover = f; return rep })
+	h.secrets()
+	c := h.pair()
+	f := invocationFields(map[string]any{"github": env(map[string]any{})})
+	f["reason"] = "unrecorded"
+	res := c.call("Invocation", f)
+	if res["result"] != "DENIED" {
+		t.Fatalf("unrecorded approval answered: %v", res)
+	}
+	if res := c.call("Invocation", invocationFields(map[string]any{"github": env(map[string]any{})})); res["result"] != "APPROVED" {
+		t.Fatalf("the next request: %v", res)
 	}
 }

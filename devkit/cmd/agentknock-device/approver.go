@@ -164,8 +164,9 @@ type immediate struct {
 
 // ReportDecided implements device.ImmediateReporter: an immediate decision
 // is shown and logged as Decide shows and logs it, outside every database
-// transaction and before the answer leaves.
-func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) {
+// transaction and before the answer is fixed; a log entry that cannot be
+// written turns an approval into a denial (record), as for a person's.
+func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) device.Decision {
 	ap.mu.Lock()
 	how, ok := ap.decidedNow[a]
 	delete(ap.decidedNow, a)
@@ -180,6 +181,7 @@ func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) {
 	d = ap.record(a, d, by)
 	ap.showConfirmedCode(a, d)
 	ap.reprompt()
+	return d
 }
 
 // Refused implements device.RefusalRecorder: requests the device refused

@@ -322,6 +322,17 @@ func TestAuditLogFileIsGuarded(t *testing.T) {
 	if !strings.Contains(h.out.String(), "S1 NOT answered as decided: the audit log could not record it") {
 		t.Errorf("console:\n%s", h.out.String())
 	}
+	// The same for a decision made at once (DecideNow inside the device's
+	// transaction, ReportDecided after it): the report withdraws it.
+	if a := fakeInvocation("S2", "auto"); true {
+		d, ok := h.ap.DecideNow(a)
+		if !ok || !d.Approve {
+			t.Fatalf("DecideNow: %+v %v", d, ok)
+		}
+		if d = h.ap.ReportDecided(a, d); d.Approve || !strings.Contains(d.Message, "could not record the decision") {
+			t.Errorf("an immediate approval with a symlinked log stood: %+v", d)
+		}
+	}
 	if data, _ := os.ReadFile(target); string(data) != "keep\n" {
 		t.Errorf("the link's target was written: %q", data)
 	}

@@ -268,7 +268,7 @@ func canonicalScriptArgv(argv []string, exe string) ([]string, bool) {
 	if s == nil {
 		return nil, false
 	}
-	f, err := syntax.NewParser(syntax.Variant(s.lang)).Parse(strings.NewReader(s.text), "")
+	f, err := parseBounded(s.text, s.lang)
 	if err != nil {
 		return nil, false
 	}
@@ -1032,7 +1032,7 @@ func (u *unboundWalk) script(sh, text string, depth int) {
 		u.add("a script nested "+fmt.Sprint(depth)+" deep", "not followed further", "")
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(unboundShells[sh])).Parse(strings.NewReader(text), "")
+	f, err := parseBounded(text, unboundShells[sh])
 	if err != nil {
 		u.add("the script as the shell reads it", "it does not parse here, so what it runs is not known", "")
 		return
