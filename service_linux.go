@@ -146,3 +146,13 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 
 // maxSocketPath is the longest Unix socket path, leaving sun_path's NUL.
 const maxSocketPath = 107
+
+// The peer PID of a Unix socket on Linux: SO_PEERCRED.
+
+func socketPeerPID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return 0, err
+	}
+	return int(cred.Pid), nil
+}
