@@ -84,3 +84,9 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 
 // maxSocketPath is the longest Unix socket path (darwinMaxSocketPath).
 const maxSocketPath = darwinMaxSocketPath
+
+// The peer PID of a Unix socket on macOS: LOCAL_PEERPID.
+
+func socketPeerPID(fd int) (int, error) {
+	return unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+}
