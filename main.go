@@ -45,7 +45,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -727,3 +730,713 @@ func clientVersion() string {
 	}
 	return version
 }
+
+// The agentknock(1) man page, rendered from the help texts themselves so
+// that the two cannot drift apart (manpage_test.go compares them word for
+// word). Written by the hidden command `agentknock __man VERSION` at release
+// time (scripts/release-docs); the roff follows man(7).
+
+// manRole is the hidden command that writes the man page.
+const manRole = "__man"
+
+// manSection is one help text and the man page section it becomes.
+type manSection struct {
+	title string // "" for the main help text
+	text  string
+}
+
+// manSections are every help text that --help prints, in the order the man
+// page shows them.
+func manSections() []manSection {
+	return []manSection{
+		{"", usageText},
+		{"AGENTKNOCK PAIRING", pairingUsage},
+		{"AGENTKNOCK SECRET", secretUsageText},
+		{"AGENTKNOCK SECRET LIST", secretListUsageText},
+		{"AGENTKNOCK SECRET UPLOAD", secretUploadUsageText},
+		{"AGENTKNOCK COMPLETION", completionUsageText},
+	}
+}
+
+func manMain(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "usage: agentknock %s VERSION\n", manRole)
+		return 2
+	}
+	if err := writeManPage(os.Stdout, args[0], manDate()); err != nil {
+		fmt.Fprintf(os.Stderr, "%s%v\n", messagePrefix, err)
+		return 1
+	}
+	return 0
+}
+
+// manDate is the page's date: SOURCE_DATE_EPOCH when set, as reproducible
+// builds define it (https://reproducible-builds.org/specs/source-date-epoch/),
+// else none, so that the same source always gives the same page.
+func manDate() string {
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return time.Unix(n, 0).UTC().Format("2006-01-02")
+		}
+	}
+	return ""
+}
+
+func writeManPage(w io.Writer, version, date string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, ".TH AGENTKNOCK 1 %q %q \"User Commands\"\n", date, "agentknock "+version)
+	// No hyphenation and no justification: option names and paths must read
+	// exactly as they are typed.
+	b.WriteString(".nh\n.ad l\n")
+	for _, s := range manSections() {
+		lines := strings.Split(strings.TrimRight(s.text, "\n"), "\n")
+		if s.title == "" {
+			name, summary, _ := strings.Cut(lines[0], ": ")
+			fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", roffEscape(name), roffEscape(strings.TrimSuffix(summary, ".")))
+			lines = lines[1:]
+		} else {
+			fmt.Fprintf(&b, ".SH %q\n", s.title)
+		}
+		renderHelpBlocks(&b, lines, s.title == "")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// renderHelpBlocks turns help text into roff. A blank line separates blocks;
+// lines at column 0 are prose, filled by the formatter; a lone prose line
+// ending in ':' directly above indented lines is a heading; indented lines
+// aligned in two columns are a tagged list; other indented lines (usage
+// lines, examples, JSON) are kept verbatim.
+func renderHelpBlocks(b *strings.Builder, lines []string, main bool) {
+	described := false
+	for len(lines) > 0 {
+		for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+			lines = lines[1:]
+		}
+		n := 0
+		for n < len(lines) && strings.TrimSpace(lines[n]) != "" {
+			n++
+		}
+		block := lines[:n]
+		lines = lines[n:]
+		if len(block) == 0 {
+			continue
+		}
+		prose := 0
+		for prose < len(block) && !strings.HasPrefix(block[prose], " ") {
+			prose++
+		}
+		indented := block[prose:]
+		if prose == 1 && len(indented) > 0 && strings.HasSuffix(block[0], ":") {
+			heading := strings.TrimSuffix(block[0], ":")
+			if main && heading == "Usage" {
+				b.WriteString(".SH SYNOPSIS\n")
+			} else {
+				fmt.Fprintf(b, ".SS %q\n", heading)
+			}
+		} else if prose > 0 {
+			if main && !described {
+				b.WriteString(".SH DESCRIPTION\n")
+				described = true
+			}
+			b.WriteString(".PP\n")
+			for _, l := range block[:prose] {
+				b.WriteString(roffEscape(l) + "\n")
+			}
+		}
+		if len(indented) > 0 {
+			renderIndented(b, indented)
+		}
+	}
+}
+
+func renderIndented(b *strings.Builder, lines []string) {
+	if items, ok := helpTable(lines); ok {
+		for _, it := range items {
+			fmt.Fprintf(b, ".TP\n%s\n", roffTerm(it.term))
+			for _, d := range it.desc {
+				b.WriteString(roffEscape(d) + "\n")
+			}
+		}
+		return
+	}
+	indent := len(lines[0]) - len(strings.TrimLeft(lines[0], " "))
+	b.WriteString(".PP\n.RS 4\n.nf\n")
+	for _, l := range lines {
+		if len(l) >= indent {
+			l = l[indent:]
+		}
+		b.WriteString(roffEscape(l) + "\n")
+	}
+	b.WriteString(".fi\n.RE\n")
+}
+
+type helpItem struct {
+	term string
+	desc []string
+}
+
+// helpTable recognises a two-column list: every line is either a term, two
+// or more spaces and a description starting at one common column, or a
+// continuation indented to that column.
+func helpTable(lines []string) ([]helpItem, bool) {
+	col := -1
+	var items []helpItem
+	for _, l := range lines {
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if col >= 0 && indent == col && len(items) > 0 {
+			items[len(items)-1].desc = append(items[len(items)-1].desc, strings.TrimSpace(l))
+			continue
+		}
+		gap := strings.Index(l[indent:], "  ")
+		if gap < 0 {
+			return nil, false
+		}
+		term := l[indent : indent+gap]
+		rest := l[indent+gap:]
+		c := len(l) - len(strings.TrimLeft(rest, " "))
+		if col >= 0 && c != col {
+			return nil, false
+		}
+		col = c
+		items = append(items, helpItem{term: term, desc: []string{strings.TrimSpace(rest)}})
+	}
+	return items, len(items) > 0
+}
+
+// roffTerm sets a list term: placeholders (SECRET, NAME=PATH) in italics,
+// the words to type in bold.
+func roffTerm(term string) string {
+	words := strings.Split(term, " ")
+	for i, w := range words {
+		font := `\fB`
+		if isPlaceholder(strings.Trim(w, "[],.|")) {
+			font = `\fI`
+		}
+		words[i] = font + roffEscape(w) + `\fR`
+	}
+	return strings.Join(words, " ")
+}
+
+func isPlaceholder(w string) bool {
+	if w == "" || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for _, c := range w {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '=' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// roffEscape makes a line of help text literal roff text: backslashes and
+// hyphens escaped (so options stay ASCII hyphen-minus when copied), and a
+// leading dot or apostrophe kept from being read as a request.
+func roffEscape(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	s = strings.ReplaceAll(s, "-", `\-`)
+	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
+		s = `\&` + s
+	}
+	return s
+}
+
+// `agentknock completion bash|zsh|fish`: shell completion scripts, all three
+// written from one table of commands, options and operand kinds, so that a
+// shell completes the same words whichever it is. The table is checked
+// against the parsers and the help texts by completion_test.go.
+
+const completionUsageText = `agentknock completion: write a shell completion script to standard output.
+
+Usage:
+  agentknock completion bash | zsh | fish
+
+The script completes commands, options, and the operands of options that
+take a file or a directory; after "--" it completes the command to run.
+
+Installation:
+  bash   agentknock completion bash > ~/.local/share/bash-completion/completions/agentknock
+  zsh    agentknock completion zsh > "${fpath[1]}/_agentknock"
+  fish   agentknock completion fish > ~/.config/fish/completions/agentknock.fish
+
+Packages install the scripts where each shell finds them:
+/usr/share/bash-completion/completions/agentknock,
+/usr/share/zsh/vendor-completions/_agentknock (deb) or
+/usr/share/zsh/site-functions/_agentknock (rpm, apk), and
+/usr/share/fish/vendor_completions.d/agentknock.fish.
+`
+
+// An option's operands are a string of kinds, one letter per operand, so
+// that the shell scripts can walk them: w a word the shell cannot guess (a
+// secret name, a variable, a reason), f a file, d a directory, e an
+// environment variable of the caller, a NAME=PATH.
+
+type completionOption struct {
+	names    []string
+	operands string // one operand kind per operand
+}
+
+type completionCommand struct {
+	path        string   // words after "agentknock"; "" is the implicit run form
+	subcommands []string // words that lead to another entry
+	words       []string // fixed operand words
+	options     []completionOption
+	command     bool // "--" COMMAND [ARG ...] ends the options
+}
+
+var runCompletionOptions = []completionOption{
+	{[]string{"-s", "--secret"}, "w"},
+	{[]string{"--only-env"}, "ww"},
+	{[]string{"--omit-env"}, "ww"},
+	{[]string{"--rename-env"}, "www"},
+	{[]string{"--stdin"}, "ww"},
+	{[]string{"--reason"}, "w"},
+	{[]string{"--no-ssh-agent"}, ""},
+	{[]string{"--no-ssh-passthrough"}, ""},
+	{[]string{"--no-git-sign"}, ""},
+	{[]string{"-h", "--help"}, ""},
+}
+
+// globalCompletionOptions are accepted by every command, anywhere before
+// "--" (globals.go); completionCommands adds them to each entry.
+var globalCompletionOptions = []completionOption{
+	{[]string{"--agentknock-home"}, "d"},
+	{[]string{"--quiet"}, ""},
+	{[]string{"--verbose"}, ""},
+}
+
+var helpCompletionOption = completionOption{[]string{"-h", "--help"}, ""}
+
+func pairingCompletionEntry(sub string, extra ...completionOption) completionCommand {
+	return completionCommand{path: "pairing " + sub, options: append(extra, helpCompletionOption)}
+}
+
+// completionCommands is the command line as the shells see it.
+var completionCommands = withGlobalOptions([]completionCommand{
+	{
+		path:        "",
+		subcommands: []string{"run", "pairing", "secret", "completion"},
+		options:     append([]completionOption{{[]string{"-V", "--version"}, ""}}, runCompletionOptions...),
+		command:     true,
+	},
+	{path: "run", options: runCompletionOptions, command: true},
+	{
+		path:        "pairing",
+		subcommands: []string{"start", "finish", "abort", "status", "remove"},
+		options:     []completionOption{helpCompletionOption},
+	},
+	pairingCompletionEntry("start", completionOption{[]string{"--relay"}, "w"}),
+	pairingCompletionEntry("finish"),
+	pairingCompletionEntry("abort"),
+	pairingCompletionEntry("status"),
+	pairingCompletionEntry("remove", completionOption{[]string{"--force"}, ""}),
+	{
+		path:        "secret",
+		subcommands: []string{"list", "upload"},
+		options:     []completionOption{helpCompletionOption},
+	},
+	{path: "secret list", options: []completionOption{helpCompletionOption}},
+	{
+		path: "secret upload",
+		options: []completionOption{
+			{[]string{"--description"}, "w"},
+			{[]string{"--update"}, ""},
+			{[]string{"--replace"}, ""},
+			{[]string{"--from-env"}, "e"},
+			{[]string{"--from-file"}, "a"},
+			{[]string{"--from-env-file"}, "f"},
+			{[]string{"--from-prompt"}, "w"},
+			{[]string{"--from-ssh-key"}, "f"},
+			{[]string{"--passphrase-prompt"}, ""},
+			{[]string{"--passphrase-env"}, "e"},
+			helpCompletionOption,
+		},
+	},
+	{path: "completion", words: []string{"bash", "zsh", "fish"}, options: []completionOption{helpCompletionOption}},
+})
+
+func withGlobalOptions(cmds []completionCommand) []completionCommand {
+	for i := range cmds {
+		cmds[i].options = append(cmds[i].options[:len(cmds[i].options):len(cmds[i].options)], globalCompletionOptions...)
+	}
+	return cmds
+}
+
+func completionMain(args []string) int {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Print(completionUsageText)
+		return 0
+	}
+	if len(args) != 1 {
+		return reportUsageFor("completion", usagef("completion needs one shell: bash, zsh or fish"))
+	}
+	var err error
+	switch args[0] {
+	case "bash":
+		err = writeBashCompletion(os.Stdout)
+	case "zsh":
+		err = writeZshCompletion(os.Stdout)
+	case "fish":
+		err = writeFishCompletion(os.Stdout)
+	default:
+		return reportUsageFor("completion", usagef("unknown shell %q: use bash, zsh or fish", args[0]))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s%v\n", messagePrefix, err)
+		return 1
+	}
+	return 0
+}
+
+// completionTables writes the table as the POSIX shell functions that the
+// bash and zsh scripts share: each prints what its arguments select.
+func completionTables(b *strings.Builder) {
+	fmt.Fprintln(b, "# Words that lead from command path $1 to the next one.")
+	fmt.Fprintln(b, "_agentknock_subcommands() {\n  case $1 in")
+	for _, c := range completionCommands {
+		if len(c.subcommands) > 0 {
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(c.subcommands, " "))
+		}
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Fixed operand words of command path $1.")
+	fmt.Fprintln(b, "_agentknock_words() {\n  case $1 in")
+	for _, c := range completionCommands {
+		if len(c.words) > 0 {
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(c.words, " "))
+		}
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Options of command path $1.")
+	fmt.Fprintln(b, "_agentknock_options() {\n  case $1 in")
+	for _, c := range completionCommands {
+		fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(optionNames(c.options), " "))
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Operand kinds of option $2 of command path $1, one letter per operand:")
+	fmt.Fprintln(b, "# w word, f file, d directory, e environment variable, a NAME=PATH.")
+	fmt.Fprintln(b, "_agentknock_operands() {\n  case \"$1|$2\" in")
+	for _, c := range completionCommands {
+		for _, kinds := range operandGroups(c) {
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", strings.Join(kinds.patterns, "|"), kinds.kinds)
+		}
+	}
+	fmt.Fprintln(b, "  esac\n}")
+	fmt.Fprintln(b, "# Whether command path $1 takes \"--\" COMMAND [ARG ...].")
+	fmt.Fprint(b, "_agentknock_takes_command() {\n  case $1 in\n    ")
+	var paths []string
+	for _, c := range completionCommands {
+		if c.command {
+			paths = append(paths, shellQuote(c.path))
+		}
+	}
+	fmt.Fprintf(b, "%s) return 0 ;;\n  esac\n  return 1\n}\n", strings.Join(paths, "|"))
+}
+
+type operandGroup struct {
+	patterns []string
+	kinds    string
+}
+
+// operandGroups lists, per operand string, the "path|option" case patterns
+// of the options of c that take operands.
+func operandGroups(c completionCommand) []operandGroup {
+	byKinds := map[string][]string{}
+	for _, o := range c.options {
+		if o.operands == "" {
+			continue
+		}
+		for _, n := range o.names {
+			byKinds[o.operands] = append(byKinds[o.operands], shellQuote(c.path+"|"+n))
+		}
+	}
+	var groups []operandGroup
+	for k, p := range byKinds {
+		groups = append(groups, operandGroup{p, k})
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].kinds < groups[j].kinds })
+	return groups
+}
+
+func optionNames(opts []completionOption) []string {
+	var names []string
+	for _, o := range opts {
+		names = append(names, o.names...)
+	}
+	return names
+}
+
+// The three completion scripts of `agentknock completion`, each written
+// from the table in completion.go.
+
+// shellQuote quotes s for sh, bash, zsh and fish alike: the table holds only
+// letters, digits, spaces, '-' and '|', none of which needs escaping inside
+// single quotes in any of them.
+func shellQuote(s string) string { return "'" + s + "'" }
+
+func writeBashCompletion(w io.Writer) error {
+	return writeTableCompletion(w, "# bash completion for agentknock, written by `agentknock completion bash`.\n", bashCompletionDriver)
+}
+
+func writeZshCompletion(w io.Writer) error {
+	return writeTableCompletion(w, "#compdef agentknock\n# zsh completion for agentknock, written by `agentknock completion zsh`.\n", zshCompletionDriver)
+}
+
+// writeTableCompletion is the bash and zsh script: the shared shell tables,
+// then the shell's own driver.
+func writeTableCompletion(w io.Writer, header, driver string) error {
+	var b strings.Builder
+	b.WriteString(header)
+	completionTables(&b)
+	b.WriteString(driver)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFishCompletion(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# fish completion for agentknock, written by `agentknock completion fish`.\n")
+	fmt.Fprintln(&b, "function __agentknock_subcommands\n    switch $argv[1]")
+	for _, c := range completionCommands {
+		if len(c.subcommands) > 0 {
+			fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", shellQuote(c.path), strings.Join(c.subcommands, " "))
+		}
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_words\n    switch $argv[1]")
+	for _, c := range completionCommands {
+		if len(c.words) > 0 {
+			fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", shellQuote(c.path), strings.Join(c.words, " "))
+		}
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_options\n    switch $argv[1]")
+	for _, c := range completionCommands {
+		fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", shellQuote(c.path), strings.Join(optionNames(c.options), " "))
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_operands\n    switch \"$argv[1]|$argv[2]\"")
+	for _, c := range completionCommands {
+		for _, g := range operandGroups(c) {
+			fmt.Fprintf(&b, "        case %s\n            echo %s\n", strings.Join(g.patterns, " "), g.kinds)
+		}
+	}
+	fmt.Fprintln(&b, "    end\nend")
+	fmt.Fprintln(&b, "function __agentknock_takes_command\n    switch $argv[1]")
+	var paths []string
+	for _, c := range completionCommands {
+		if c.command {
+			paths = append(paths, shellQuote(c.path))
+		}
+	}
+	fmt.Fprintf(&b, "        case %s\n            return 0\n    end\n    return 1\nend\n", strings.Join(paths, " "))
+	b.WriteString(fishCompletionDriver)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// The drivers walk the words before the cursor: a known subcommand extends
+// the command path, an option skips as many words as it has operands, and a
+// "--" where the path takes a command hands the rest to the shell's own
+// command completion. At the cursor they complete an operand by its kind,
+// an option, or a subcommand or fixed word.
+
+const bashCompletionDriver = `_agentknock_operand() {
+  # $1 kind, $2 text typed so far, $3 prefix that the replaced word needs
+  local IFS=$'\n'
+  case $1 in
+    f) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$2")) ;;
+    d) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$2")) ;;
+    e) COMPREPLY=($(compgen -e -- "$2")) ;;
+    a) if [[ $2 == *=* ]]; then
+         compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "${2#*=}"))
+       fi ;;
+  esac
+  if [[ -n $3 && ${#COMPREPLY[@]} -gt 0 ]]; then COMPREPLY=("${COMPREPLY[@]/#/$3}"); fi
+}
+_agentknock() {
+  local words=() raw=() i w cword=0
+  # bash splits words at "=" (COMP_WORDBREAKS); join them again so that
+  # --option=value and NAME=PATH count as one word.
+  for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+    w=${COMP_WORDS[i]}
+    if ((i > 1)) && [[ $w == = || ${words[-1]} == *= ]]; then
+      words[-1]+=$w
+    else
+      words+=("$w"); raw+=("$i")
+    fi
+    ((i == COMP_CWORD)) && cword=$((${#words[@]} - 1))
+  done
+  local cmdpath="" kinds="" dashdash=-1 s
+  for ((i = 1; i < cword; i++)); do
+    w=${words[i]}
+    if [[ -n $kinds ]]; then kinds=${kinds:1}; continue; fi
+    if [[ $w == -- ]] && _agentknock_takes_command "$cmdpath"; then dashdash=$i; break; fi
+    if [[ $w == -?* ]]; then
+      [[ $w == *=* ]] || kinds=$(_agentknock_operands "$cmdpath" "$w")
+      continue
+    fi
+    for s in $(_agentknock_subcommands "$cmdpath"); do
+      if [[ $w == "$s" ]]; then cmdpath=${cmdpath:+$cmdpath }$w; break; fi
+    done
+  done
+  # The shell replaces only the raw word at the cursor: a candidate keeps
+  # whatever of NAME= or --option= that word holds.
+  local cur=${words[cword]} rawcur=${COMP_WORDS[COMP_CWORD]} prefix=""
+  case $rawcur in
+    =) prefix== ;;
+    *=*) prefix=${rawcur%%=*}= ;;
+  esac
+  COMPREPLY=()
+  if ((dashdash >= 0)); then
+    if ((cword == dashdash + 1)); then
+      COMPREPLY=($(compgen -c -- "$cur"))
+    elif declare -F _command_offset >/dev/null; then
+      _command_offset "${raw[dashdash + 1]}"
+    else
+      compopt -o default 2>/dev/null
+    fi
+    return 0
+  fi
+  if [[ -n $kinds ]]; then
+    _agentknock_operand "${kinds:0:1}" "$cur" "$prefix"
+    return 0
+  fi
+  if [[ $cur == -?*=* ]]; then
+    kinds=$(_agentknock_operands "$cmdpath" "${cur%%=*}")
+    [[ -n $kinds ]] && _agentknock_operand "${kinds:0:1}" "${cur#*=}" "$prefix"
+    return 0
+  fi
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$(_agentknock_options "$cmdpath")" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -W "$(_agentknock_subcommands "$cmdpath") $(_agentknock_words "$cmdpath")" -- "$cur"))
+  fi
+  return 0
+}
+complete -F _agentknock agentknock
+`
+
+const zshCompletionDriver = `_agentknock() {
+  local i w cmdpath="" kinds="" dashdash=0 s
+  for ((i = 2; i < CURRENT; i++)); do
+    w=${words[i]}
+    if [[ -n $kinds ]]; then kinds=${kinds:1}; continue; fi
+    if [[ $w == -- ]] && _agentknock_takes_command "$cmdpath"; then dashdash=$i; break; fi
+    if [[ $w == -?* ]]; then
+      [[ $w == *=* ]] || kinds=$(_agentknock_operands "$cmdpath" "$w")
+      continue
+    fi
+    for s in ${=$(_agentknock_subcommands "$cmdpath")}; do
+      if [[ $w == "$s" ]]; then cmdpath=${cmdpath:+$cmdpath }$w; break; fi
+    done
+  done
+  local cur=${words[CURRENT]} kind=""
+  if ((dashdash > 0)); then
+    shift $dashdash words
+    ((CURRENT -= dashdash))
+    _normal
+    return
+  fi
+  if [[ -n $kinds ]]; then
+    kind=${kinds:0:1}
+  elif [[ $cur == -?*=* ]]; then
+    kind=$(_agentknock_operands "$cmdpath" "${cur%%=*}")
+    kind=${kind:0:1}
+    compset -P '*='
+  fi
+  if [[ -n $kind ]]; then
+    case $kind in
+      f) _files ;;
+      d) _files -/ ;;
+      e) _parameters -g '*export*' ;;
+      a) compset -P '*=' && _files ;;
+      *) _message 'value' ;;
+    esac
+    return
+  fi
+  if [[ $cur == -* ]]; then
+    compadd -- ${=$(_agentknock_options "$cmdpath")}
+  else
+    compadd -- ${=$(_agentknock_subcommands "$cmdpath")} ${=$(_agentknock_words "$cmdpath")}
+  fi
+}
+if [[ $funcstack[1] == _agentknock ]]; then
+  _agentknock "$@"
+else
+  compdef _agentknock agentknock
+fi
+`
+
+const fishCompletionDriver = `function __agentknock_complete
+    set -l tokens (commandline -opc)
+    set -l cur (commandline -ct)
+    set -l cmdpath ''
+    set -l kinds ''
+    set -l i 2
+    while test $i -le (count $tokens)
+        set -l w $tokens[$i]
+        if test -n "$kinds"
+            set kinds (string sub -s 2 -- $kinds)
+        else if test "$w" = -- && __agentknock_takes_command "$cmdpath"
+            if test $i -eq (count $tokens)
+                __fish_complete_command $cur
+            else
+                complete -C (string join ' ' -- (string escape -- $tokens[(math $i + 1)..-1]) $cur)
+            end
+            return
+        else if string match -q -- '-?*' $w
+            string match -q -- '*=*' $w; or set kinds (__agentknock_operands "$cmdpath" $w)
+        else if contains -- $w (__agentknock_subcommands "$cmdpath")
+            if test -n "$cmdpath"
+                set cmdpath "$cmdpath $w"
+            else
+                set cmdpath $w
+            end
+        end
+        set i (math $i + 1)
+    end
+    set -l kind (string sub -l 1 -- "$kinds")
+    set -l prefix ''
+    set -l value $cur
+    if test -z "$kind"; and string match -q -- '-?*=*' $cur
+        set -l parts (string split -m 1 = -- $cur)
+        set kind (string sub -l 1 -- (__agentknock_operands "$cmdpath" $parts[1]))
+        set prefix $parts[1]=
+        set value $parts[2]
+    end
+    if test "$kind" = a
+        string match -q -- '*=*' $value; or return
+        set -l parts (string split -m 1 = -- $value)
+        set prefix $prefix$parts[1]=
+        set value $parts[2]
+        set kind f
+    end
+    switch "$kind"
+        case f
+            for p in (__fish_complete_path $value)
+                echo $prefix$p
+            end
+        case d
+            for p in (__fish_complete_directories $value)
+                echo $prefix$p
+            end
+        case e
+            for v in (set --names --export)
+                echo $prefix$v
+            end
+        case w
+            return
+        case '*'
+            if string match -q -- '-*' $cur
+                __agentknock_options "$cmdpath"
+            else
+                __agentknock_subcommands "$cmdpath"
+                __agentknock_words "$cmdpath"
+            end
+    end
+end
+complete -c agentknock -f -a '(__agentknock_complete)'
+`
