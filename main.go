@@ -9,11 +9,13 @@
 // its standard input. During the command an invocation service can offer a
 // temporary SSH agent and Git SSH signing whose key stays on the device.
 //
-// This file is the entry point: the hidden roles (invocation service, Git
-// signing helper), subcommand dispatch and help. The run sequence is
-// run.go; docs/architecture.md walks a request through the files in order,
-// and docs/launch-path.md holds the measured facts the launch path relies
-// on.
+// This file is the command line, whole: the hidden roles (invocation
+// service, Git signing helper), subcommand dispatch, the global options,
+// `run`'s options, the state home, the version, and the help texts with
+// the man page and shell completion scripts rendered from them. The run
+// sequence is run.go; docs/architecture.md says which file answers which
+// question and gives the launch path as a reading order, and
+// docs/launch-path.md holds the measured facts the launch path relies on.
 //
 // # References
 //
