@@ -117,7 +117,7 @@ func (e *revalidationError) Unwrap() error { return e.err }
 // as the command would, or (Linux, with the entry hook) blocks them, in
 // which case they stay pending for the command. The caller's ignores and
 // blocks are given back when the process starts (applyCallerSignals,
-// callerstate_linux.go), not here: the runtime replaced them before main,
+// exec_linux.go), not here: the runtime replaced them before main,
 // and the first hash runs before this watch exists.
 
 // signalsIgnoreVisible are the signals whose inherited SIG_IGN the Go

@@ -318,7 +318,7 @@ type runOptions struct {
 	NoSSHAgent       bool
 	NoSSHPassthrough bool
 	NoGitSign        bool
-	Quiet            bool   // global option (globals.go)
+	Quiet            bool   // global option (this file)
 	Verbose          bool   // global option
 	Home             string // global option
 	Command          []string
@@ -1002,7 +1002,7 @@ var runCompletionOptions = []completionOption{
 }
 
 // globalCompletionOptions are accepted by every command, anywhere before
-// "--" (globals.go); completionCommands adds them to each entry.
+// "--" (this file); completionCommands adds them to each entry.
 var globalCompletionOptions = []completionOption{
 	{[]string{"--agentknock-home"}, "d"},
 	{[]string{"--quiet"}, ""},
@@ -1171,7 +1171,7 @@ func optionNames(opts []completionOption) []string {
 }
 
 // The three completion scripts of `agentknock completion`, each written
-// from the table in completion.go.
+// from the table in this file.
 
 // shellQuote quotes s for sh, bash, zsh and fish alike: the table holds only
 // letters, digits, spaces, '-' and '|', none of which needs escaping inside

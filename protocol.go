@@ -404,11 +404,11 @@ func protoFirstDuplicate(list []string) string {
 	return ""
 }
 
-// protocol_requests.go: the protected client plaintexts of the Agentknock
+// The protected client plaintexts of the Agentknock
 // v1 client-device-protocol.md (client-device-protocol.md "Pairing activation",
 // "Invocation", "Git signing", "SSH authentication", "Secret list", "Secret
 // upload", "Pairing removal"): the request builders with their client-side
-// validation. The completions are protocol_completions.go.
+// validation. The completions follow the response checks below.
 
 // ---- Protected requests ----
 
@@ -862,7 +862,7 @@ func checkUploadPrivateKey(pemText string) error {
 	return nil
 }
 
-// protocol_responses.go: the client-side checks of Agentknock v1 device
+// The client-side checks of Agentknock v1 device
 // responses (client-device-protocol.md "Authenticated errors",
 // "Invocation", "Secret list", "Secret upload", "Pairing activation",
 // "Pairing removal"): strict decoding of response members, the error and
@@ -1240,7 +1240,7 @@ func decodeVariables(name string, sobj jsonObject) (envValues, error) {
 // (client-device-protocol.md "Secret list", "Secret upload", "Pairing
 // activation" and "Pairing removal"): SecretList, SecretUpload,
 // PairingFinish and PairingRemove, with the common decoding of
-// protocol_responses.go.
+// the Invocation response checks above.
 
 // secretMetadata is one listed secret. Types other than environment and
 // ssh are listed by name and type only: the list is display data and a
@@ -1379,7 +1379,7 @@ func checkPairingRemoveResponse(plaintext []byte) (*resultResponse, error) {
 	return &resultResponse{Outcome: outcomeApproved}, nil
 }
 
-// protocol_ssh.go: the SSH side of the client-device-protocol.md
+// The SSH side of the client-device-protocol.md
 // (client-device-protocol.md "Git signing" and "SSH authentication"): the
 // GitSign and SshAuthenticate response checks, SSHSIG verification (OpenSSH
 // PROTOCOL.sshsig), the user-authentication message parser (RFC 4252), and
@@ -1904,7 +1904,7 @@ func relayProgress(out *output) relayOptions {
 type pairedMethod[R checkedResponse] struct {
 	request any
 	// rerun, for PairingFinish and PairingRemove, is the command whose rerun
-	// resends the stored request after a crash (exchange_durable.go); the
+	// resends the stored request after a crash (this file); the
 	// other methods send a new request each time.
 	rerun, method string
 	// check decodes and checks the response plaintext.
@@ -1915,7 +1915,7 @@ type pairedMethod[R checkedResponse] struct {
 	// after the answer, and the exchange ends ABORTED/CLIENT_ERROR.
 	settle func(r R) (completion any, err error)
 	// ahead is the relay socket a run dialed while it prepared the request
-	// (relay_ahead.go); nil dials when the request is ready.
+	// (relay.go); nil dials when the request is ready.
 	ahead *relayAhead
 }
 
@@ -2019,7 +2019,7 @@ func callDevice(home string, p *pairingState, request any, ahead *relayAhead, wa
 }
 
 // exchangeWithDevice carries a sealed request through the relay. With a
-// durable request (exchange_durable.go) nothing is aborted on a failure the
+// durable request (this file) nothing is aborted on a failure the
 // request may survive: a rerun resends it.
 func exchangeWithDevice(home string, p *pairingState, x *pairedExchange, payload pairedRequestPayload, rotationKey string, durable *outstandingRequest, ahead *relayAhead, watch *signalWatch, out *output) (*deviceCall, []byte, error) {
 	ep, err := relayURLFor(p.RelayURL)
@@ -2218,7 +2218,7 @@ func checkActivePairing(home string, p *pairingState, err error, out *output) (*
 }
 
 // pairingAhead reads the pairing file and dials its relay route in the
-// background while a run builds and seals its request (relay_ahead.go);
+// background while a run builds and seals its request (relay.go);
 // nothing is sent before the request is ready. Its errors are the ones
 // activePairing would report, reported where it would have been called.
 type pairingAhead struct {

@@ -116,7 +116,7 @@ type relayOptions struct {
 	Resend bool
 
 	// Ahead is a dial of the same route started while the request was
-	// prepared (relay_ahead.go); its result is the first connection attempt.
+	// prepared (this file); its result is the first connection attempt.
 	Ahead *relayAhead
 }
 
@@ -357,7 +357,7 @@ func newRelayExchange(ep relayEndpoint, path, clientID string, opt relayOptions)
 		tlsConfig = opt.TLSConfig.Clone()
 	}
 	x.transport = &http.Transport{
-		// Proxy selection is ours (proxy.go): ProxyFromEnvironment has a
+		// Proxy selection is ours (this file): ProxyFromEnvironment has a
 		// different precedence and never consults all_proxy.
 		Proxy:                 nil,
 		DialContext:           x.dialTCP,
@@ -377,7 +377,7 @@ func newRelayExchange(ep relayEndpoint, path, clientID string, opt relayOptions)
 	return x, nil
 }
 
-// relay_exchange.go: the client's exchange state machine (Agentknock v1
+// The client's exchange state machine (Agentknock v1
 // client-relay-protocol.md, "Reconnection and recovery" and "Exchange
 // transitions" in client-relay-protocol.md): drive resends the request until
 // acked and resumes afterwards, spends the consecutive-failure budget with
@@ -803,7 +803,7 @@ func (x *relayExchange) progressOnce(stage string) {
 // connections", "Upgrade failures" and "WebSocket closure"): how an
 // exchange dials (directly or through a proxy), the classification of
 // refused upgrades and dial errors, the read loop, keepalive pings and the
-// meaning of close codes. The exchange's state machine is relay_exchange.go.
+// meaning of close codes. The exchange's state machine is above.
 
 // relayConn is one WebSocket. A reader goroutine keeps reading so that
 // pings and pongs are processed while the caller is busy; a keepalive
@@ -1167,7 +1167,7 @@ func (a *relayAhead) close() {
 	a.target = ""
 }
 
-// relay_frames.go: frame encoding for the client (Agentknock v1
+// Frame encoding for the client (Agentknock v1
 // client-relay-protocol.md, "Frame encoding" through "Error frame" in
 // client-relay-protocol.md): the frames a client sends, strict parsing of
 // the frames a relay may send, and sanitizing of relay-supplied text and
@@ -1290,7 +1290,7 @@ func relayText(s string) string {
 	return b.String()
 }
 
-// proxy.go: proxy selection and HTTP CONNECT tunnelling for relay
+// Proxy selection and HTTP CONNECT tunnelling for relay
 // connections (client-relay transport). Settings come from https_proxy /
 // HTTPS_PROXY, then all_proxy / ALL_PROXY, minus no_proxy / NO_PROXY, with
 // the lowercase name winning as curl and the reference client read them.

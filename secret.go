@@ -341,7 +341,7 @@ func secretListMethod(listing *[]byte) pairedMethod[*secretListResponse] {
 // upload`, parsed with the standard flag package, and the checks on the
 // upload sources that come before the device is contacted.
 
-// secretCommonOptions are the global options (globals.go) as both
+// secretCommonOptions are the global options (main.go) as both
 // subcommands use them.
 type secretCommonOptions globalOptions
 
@@ -590,7 +590,7 @@ func parseSecretFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // `agentknock secret upload`: the SecretUpload method of the client-device
-// protocol ("Secret upload"), from the sources of secret_sources.go.
+// protocol ("Secret upload"), from the sources below.
 
 func runSecretUpload(o *secretUploadOptions, cs callerState) int {
 	out := newPlainOutput(o.Quiet, o.Verbose, &secretUploadStageMessages)
@@ -655,8 +655,8 @@ func secretUploadMethod(req secretUploadRequest) pairedMethod[*resultResponse] {
 
 // The sources of `agentknock secret upload` (client-device-protocol.md, "Secret
 // upload": the proposed secret): the process environment, files, standard
-// input, dotenv files (secret_dotenv.go), terminal prompts
-// (secret_prompt.go) and SSH private keys (secret_sshkey.go). Errors name
+// input, dotenv files, terminal prompts and SSH private keys (all
+// below). Errors name
 // variables and files, never values.
 
 // maxSourceSize bounds what one source may supply: the whole request,

@@ -383,7 +383,7 @@ func macOSVersionText(productVersion string) string {
 
 // hostInfo is what the pairing metadata tells the device about this host
 // (client-device-protocol.md, "Initial pairing"); an empty member is left out.
-// pairingHost (context_linux.go, context_darwin.go) takes each from the
+// pairingHost (select_linux.go, select_darwin.go) takes each from the
 // same source as the reference client, so the device shows the same client
 // whichever of the two paired.
 type hostInfo struct {

@@ -121,7 +121,7 @@ func pairingHost() hostInfo {
 	return hostInfo{Hostname: strings.TrimSpace(h), OSVersion: macOSVersionText(v)}
 }
 
-// The termios write request of secret_prompt.go on macOS (the read request
-// is context_darwin.go's).
+// The termios write request of secret.go on macOS (the read request
+// is this file's).
 
 const ioctlSetTermios = unix.TIOCSETA

@@ -178,7 +178,7 @@ func classifyReadRefusal(pathFd int, err error) error {
 // O_NONBLOCK keeps a FIFO from blocking the open and O_NOCTTY keeps a
 // terminal from becoming the controlling one; O_NONBLOCK is cleared
 // afterwards so that reads never involve the runtime's network poller,
-// which needs descriptors of its own (see facilities_linux.go).
+// which needs descriptors of its own (see exec_linux.go).
 func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
 	var fd int
@@ -347,7 +347,7 @@ func pidfdParent(pid int) (int, error) {
 	return int(info.Ppid), nil
 }
 
-// The termios write request of secret_prompt.go on Linux (the read request
-// is context_linux.go's).
+// The termios write request of secret.go on Linux (the read request
+// is this file's).
 
 const ioctlSetTermios = unix.TCSETS

@@ -1,5 +1,5 @@
 // macOS parts of the invocation service: its executable checked against
-// the identity recorded before the request (selfimage.go), and the owner
+// the identity recorded before the request (service.go), and the owner
 // watch through kqueue EVFILT_PROC/NOTE_EXIT (command-execution.md, "macOS
 // implementation", "Invocation service").
 

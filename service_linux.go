@@ -3,7 +3,7 @@
 // helper's link to it, and the owner watch through a pidfd. With /proc
 // mounted the executable is /proc/self/exe, the exact file that is running;
 // without it (bubblewrap, minimal containers) it is the path the kernel
-// executed, identified by device and inode before the request (selfimage.go)
+// executed, identified by device and inode before the request (service.go)
 // and checked again before the service starts and the Git helper links to it.
 
 package main

@@ -70,7 +70,7 @@ type pairingState struct {
 	// Unix seconds; ours, cleared by the next authenticated response.
 	KeyRefusedAt uint64 `json:"key_refused_at,omitempty"`
 	// Outstanding is the request a crash may have left unanswered
-	// (exchange_durable.go); ours, like relay_url.
+	// (protocol.go); ours, like relay_url.
 	Outstanding *outstandingRequest `json:"outstanding_request,omitempty"`
 
 	// read is the file as read: the members this client does not know are
