@@ -421,7 +421,7 @@ func TestRotationRoundTrip(t *testing.T) {
 	}
 }
 
-// crypto_ids_test.go: tests of crypto.go's identifiers and values: ULID
+// Tests of crypto.go's identifiers and values: ULID
 // parsing, JSON and generation (cryptosystem.md section 5.2), the pairing
 // address id (section 6), and the redaction of secretBytes.
 
@@ -589,7 +589,7 @@ func TestCanonicalULIDText(t *testing.T) {
 	}
 }
 
-// crypto_vectors_test.go: known answers for crypto.go (cryptosystem.md
+// Known answers for crypto.go (cryptosystem.md
 // section 13, testdata/crypto-vectors-v1.json): address id, identifiers,
 // commitment and SAS, initial pairing, paired exchange and PSK rotation.
 

@@ -734,7 +734,7 @@ func clientVersion() string {
 }
 
 // The agentknock(1) man page, rendered from the help texts themselves so
-// that the two cannot drift apart (manpage_test.go compares them word for
+// that the two cannot drift apart (main_test.go compares them word for
 // word). Written by the hidden command `agentknock __man VERSION` at release
 // time (scripts/release-docs); the roff follows man(7).
 
@@ -948,7 +948,7 @@ func roffEscape(s string) string {
 // `agentknock completion bash|zsh|fish`: shell completion scripts, all three
 // written from one table of commands, options and operand kinds, so that a
 // shell completes the same words whichever it is. The table is checked
-// against the parsers and the help texts by completion_test.go.
+// against the parsers and the help texts by main_test.go.
 
 const completionUsageText = `agentknock completion: write a shell completion script to standard output.
 

@@ -276,7 +276,7 @@ func TestSecretTextRedacted(t *testing.T) {
 	}
 }
 
-// protocol_requests_test.go: tests of protocol_requests.go, the request
+// Tests of protocol.go, the request
 // and completion encodings (client-device-protocol.md "Pairing activation",
 // "Invocation", "Git signing", "SSH authentication", "Secret upload") and
 // their client-side validation.
@@ -605,7 +605,7 @@ func TestCompletionEncodings(t *testing.T) {
 	}
 }
 
-// protocol_responses_test.go: tests of protocol_responses.go, the
+// Tests of protocol.go, the
 // Invocation response checks and routing, and the SecretList, SecretUpload,
 // PairingFinish and PairingRemove response checks (client-device-protocol.md
 // "Invocation", "Authenticated errors", "Secret list", "Secret upload",
@@ -1010,7 +1010,7 @@ func environmentOf(r *invocationResponse) map[string]string {
 	return out
 }
 
-// protocol_ssh_test.go: tests of protocol_ssh.go (client-device-protocol.md
+// Tests of protocol.go (client-device-protocol.md
 // "Git signing" and "SSH authentication"): GitSign and SshAuthenticate
 // response checks, SSHSIG verification, signature algorithms and the
 // user-authentication message parser, with keys and signatures from the

@@ -1,6 +1,6 @@
 // relay_test.go: tests of the client-relay transport (relay.go) against a
 // scripted fake relay built from httptest and coder/websocket, and the fake
-// relay helpers the other relay_*_test.go and proxy_test.go files use;
+// relay helpers the tests below use;
 // routes and headers ("WebSocket connections" in client-relay-protocol.md)
 // and relay URL validation.
 
@@ -674,7 +674,7 @@ func TestStallMessageNamesWhoseWaitItIs(t *testing.T) {
 	}
 }
 
-// relay_failures_test.go: tests of connection failures in the client-relay
+// Tests of connection failures in the client-relay
 // transport ("Upgrade failures", "WebSocket closure" and "WebSocket
 // connections" in client-relay-protocol.md): refused upgrades and
 // Retry-After, close codes, liveness pings, TLS verification and the
@@ -954,7 +954,7 @@ func TestRelayPlainWebSocketMustReachLoopback(t *testing.T) {
 	}
 }
 
-// relay_frames_test.go: tests of the frames the client accepts from the relay
+// Tests of the frames the client accepts from the relay
 // ("Frame encoding" through "Error frame" in client-relay-protocol.md):
 // duplicates, foreign and invalid frames, null payloads, error, inactive and
 // state frames, and the 256 KiB frame limit.
@@ -1373,7 +1373,7 @@ func TestHostileRelayOutOfOrderFramesStillComplete(t *testing.T) {
 	}
 }
 
-// relay_recovery_test.go: tests of recovery in the client-relay transport
+// Tests of recovery in the client-relay transport
 // ("Reconnection and recovery" in client-relay-protocol.md): resending the
 // request before its ack, resuming after it, the failure budget resetting on
 // valid frames, and the bounded completion hand-off.
@@ -1591,7 +1591,7 @@ func TestRelayCompletionHandOff(t *testing.T) {
 	})
 }
 
-// proxy_test.go: tests of relay proxy selection, no_proxy matching and the
+// Tests of relay proxy selection, no_proxy matching and the
 // HTTP CONNECT tunnel (proxy.go), with a local CONNECT proxy that requires
 // Basic credentials in front of the fake wss:// relay of relay_test.go.
 

@@ -1,5 +1,5 @@
 // Tests of `agentknock secret` through the built binary (testBinary, from
-// launch_linux_test.go): command-line errors and help, and whole exchanges
+// run_linux_test.go): command-line errors and help, and whole exchanges
 // with a stand-in device behind the fake relay of relay_test.go, over a
 // real WebSocket, checking what the device receives (request and
 // completion) and what the user sees.
@@ -740,5 +740,5 @@ func TestSecretPromptWithoutTerminal(t *testing.T) {
 	}
 }
 
-// TestSecretStdinTerminalRefused is in secret_prompt_linux_test.go, which
+// TestSecretStdinTerminalRefused is in this file, which
 // has the pseudo-terminal.
