@@ -739,6 +739,3 @@ func TestSecretPromptWithoutTerminal(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
-
-// TestSecretStdinTerminalRefused is in this file, which
-// has the pseudo-terminal.
