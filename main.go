@@ -691,31 +691,6 @@ func extractGlobalOptions(args []string) (globalOptions, []string, error) {
 	return g, rest, nil
 }
 
-// The state home: --agentknock-home, else AGENTKNOCK_HOME, else
-// $HOME/.agentknock, as the reference client resolves it. Resolving it never
-// changes the environment the command receives.
-
-func stateHome(flagValue string) (string, error) {
-	if flagValue != "" {
-		abs, err := filepath.Abs(flagValue)
-		if err != nil {
-			return "", fmt.Errorf("--agentknock-home %q: %v", flagValue, err)
-		}
-		return abs, nil
-	}
-	if v, ok := os.LookupEnv("AGENTKNOCK_HOME"); ok {
-		if v == "" || !filepath.IsAbs(v) {
-			return "", classify(failHomeNotSet, fmt.Errorf("AGENTKNOCK_HOME must be a non-empty absolute path, not %q", v))
-		}
-		return filepath.Clean(v), nil
-	}
-	home := os.Getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		return "", classify(failHomeNotSet, fmt.Errorf("HOME is not set to an absolute path, so Agentknock cannot find its pairing"))
-	}
-	return filepath.Join(home, ".agentknock"), nil
-}
-
 // The client's version: stamped at release time with
 // -ldflags=-X main.version=..., else the module version that `go install
 // agentknock.dev/agentknock@vX.Y.Z` records in the binary.
