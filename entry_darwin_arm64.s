@@ -1,7 +1,7 @@
 // Process entry hook (darwin/arm64): saves the caller's signal
 // dispositions, signal mask and closed standard descriptors before the Go
 // runtime changes them, then continues at the runtime's normal entry.
-// Linked only with -ldflags=-E=agentknock_rt0; see callerstate_darwin.go.
+// Linked only with -ldflags=-E=agentknock_rt0; see exec_darwin.go.
 //
 // The binary is an LC_MAIN executable: dyld has loaded and initialised
 // libSystem before it calls this entry point as main(argc, argv, envp,

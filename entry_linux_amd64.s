@@ -2,7 +2,7 @@
 // signal mask, open-file limit and closed standard descriptors before the Go
 // runtime changes them, stops with one line when the limit is too low for
 // the runtime to start, then continues at the runtime's normal entry. Linked
-// only with -ldflags=-E=agentknock_rt0; see callerstate_linux.go for why.
+// only with -ldflags=-E=agentknock_rt0; see exec_linux.go for why.
 
 #include "textflag.h"
 
@@ -95,7 +95,7 @@ toolow:
 	SYSCALL
 
 // agentknock_forward(sig) is the disposition of a signal the caller blocked
-// (applyCallerSignals, callerstate_linux.go): run on a thread where the
+// (applyCallerSignals, exec_linux.go): run on a thread where the
 // runtime unblocked the signal, it sends the signal on to the main thread
 // (tgkill(pid, pid, sig)), which keeps it blocked and execs, so that it is
 // pending in the command as after a direct exec. Called by the kernel with

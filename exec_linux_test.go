@@ -5,11 +5,16 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A setuid program keeps its privilege through the launcher: exec happens
@@ -64,4 +69,226 @@ func TestSetuidTargetKeepsItsPrivilege(t *testing.T) {
 	if lost > 0 {
 		t.Fatalf("the setuid program ran without its privilege in %d of %d runs", lost, runs)
 	}
+}
+
+// Signal state and termination signals across the hand-off
+// (command-execution.md, "Signals and process state"), with real processes.
+
+// signalProbe prints the signal state and file limit the kernel reports.
+// grep changes none of them (a shell may reset its mask).
+var signalProbe = []string{"grep", "-hE", "^(SigBlk|SigIgn|Max open files)", "/proc/self/status", "/proc/self/limits"}
+
+func parseProbe(t *testing.T, out string) (blk, ign uint64, nofile string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("probe output %q", out)
+	}
+	blk, _ = strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(lines[0], "SigBlk:")), 16, 64)
+	ign, _ = strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(lines[1], "SigIgn:")), 16, 64)
+	return blk, ign, strings.Fields(lines[2])[3]
+}
+
+// callerEnv makes the test binary a caller that ignores SIGTERM, SIGINT,
+// SIGQUIT and SIGPIPE, blocks SIGUSR1 and SIGHUP (which the Go runtime
+// unblocks on its threads) and lowers the file limit before it
+// execs argv.
+func callerEnv(argv ...string) []string {
+	return []string{
+		"AGENTKNOCK_TEST_ROLE=caller",
+		"AGENTKNOCK_TEST_IGNORE=15 2 3 13",
+		"AGENTKNOCK_TEST_BLOCK=10 1",
+		"AGENTKNOCK_TEST_NOFILE=200",
+		"AGENTKNOCK_TEST_EXEC=" + strings.Join(argv, "\x1f"),
+	}
+}
+
+func TestCommandInheritsTheCallersSignalStateAndFileLimit(t *testing.T) {
+	grep, _ := exec.LookPath("grep")
+	probe := append([]string{grep}, signalProbe[1:]...)
+
+	direct := exec.Command(os.Args[0])
+	direct.Env = append(os.Environ(), callerEnv(probe...)...)
+	out, err := direct.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, ign, nofile := parseProbe(t, string(out))
+	sigpipe := uint64(1) << (13 - 1)
+	if blk != 1<<(10-1)|1 || ign&(1<<(15-1)) == 0 || ign&sigpipe == 0 || nofile != "200" {
+		t.Fatalf("the caller helper did not set up its state: %q", out)
+	}
+
+	approval := newApprovalDir(t)
+	viaLauncher := exec.Command(os.Args[0])
+	viaLauncher.Env = append(os.Environ(), append(callerEnv(append([]string{testBinary, "-s", "x", "--"}, signalProbe...)...),
+		"AGENTKNOCK_TEST_APPROVAL="+string(approval))...)
+	var stdout, stderr bytes.Buffer
+	viaLauncher.Stdout, viaLauncher.Stderr = &stdout, &stderr
+	if err := viaLauncher.Start(); err != nil {
+		t.Fatal(err)
+	}
+	approval.waitRequest(t)
+	approval.approve(t, nil)
+	if err := viaLauncher.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	gotBlk, gotIgn, gotNofile := parseProbe(t, stdout.String())
+	if gotBlk != blk {
+		t.Errorf("SigBlk %016x, direct %016x", gotBlk, blk)
+	}
+	if gotIgn != ign&^sigpipe {
+		t.Errorf("SigIgn %016x, want the direct %016x without SIGPIPE", gotIgn, ign)
+	}
+	if gotNofile != nofile {
+		t.Errorf("open-file limit %s, direct %s", gotNofile, nofile)
+	}
+}
+
+// SIGPIPE is the default in the command even when the caller ignores it
+// (and although Go's runtime ignores broken pipes on its own behalf).
+func TestSigpipeIsDefaultInTheCommand(t *testing.T) {
+	approval := newApprovalDir(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_IGNORE=13",
+		"AGENTKNOCK_TEST_EXEC="+strings.Join(append([]string{testBinary, "-s", "x", "--"}, signalProbe...), "\x1f"),
+		"AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	approval.waitRequest(t)
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	_, ign, _ := parseProbe(t, stdout.String())
+	if ign&(1<<(13-1)) != 0 {
+		t.Fatalf("SIGPIPE is ignored in the command: SigIgn %016x", ign)
+	}
+}
+
+// A SIGINT at any moment of the hand-off either stops the launcher before
+// the command runs or reaches the command; it never vanishes.
+func TestSigintDuringHandOffIsNeverLost(t *testing.T) {
+	script := `trap 'echo got-int; exit 0' INT; echo started; i=0; while [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done; echo finished`
+	for i := 0; i < 40; i++ {
+		l := startLaunch(t, t.TempDir(), nil, "-s", "x", "--", "sh", "-c", script)
+		l.approval.waitRequest(t)
+		l.approval.approve(t, nil)
+		time.Sleep(time.Duration(i%20) * 250 * time.Microsecond)
+		l.cmd.Process.Signal(syscall.SIGINT)
+		status := l.wait(t)
+		out := l.stdout.String()
+		switch {
+		case strings.Contains(out, "finished"):
+			t.Fatalf("run %d: the SIGINT vanished: stdout %q stderr %q", i, out, l.stderr.String())
+		case strings.Contains(out, "got-int"), status == 130:
+		default:
+			t.Fatalf("run %d: status %d stdout %q stderr %q", i, status, out, l.stderr.String())
+		}
+	}
+}
+
+func TestPendingSigintPreventsExec(t *testing.T) {
+	l := startLaunch(t, t.TempDir(), nil, "-s", "x", "--", "sh", "-c", "echo ran")
+	l.approval.waitRequest(t)
+	l.approval.respond(t, testApprovalReply{RaiseSignal: int(syscall.SIGINT)})
+	status := l.wait(t)
+	if status != 130 || strings.Contains(l.stdout.String(), "ran") || !strings.Contains(l.stderr.String(), "interrupted by SIGINT") {
+		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+	}
+}
+
+func TestSigintWhileWaitingCancels(t *testing.T) {
+	l := startLaunch(t, t.TempDir(), nil, "-s", "x", "--", "sh", "-c", "echo ran")
+	l.approval.waitRequest(t)
+	l.cmd.Process.Signal(syscall.SIGINT)
+	if status := l.wait(t); status != 130 || strings.Contains(l.stdout.String(), "ran") {
+		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+	}
+}
+
+// A caller that ignores SIGTERM gets a launcher that ignores it too while it
+// waits, as the command itself would.
+func TestIgnoredSigtermDoesNotCancel(t *testing.T) {
+	approval := newApprovalDir(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), append(callerEnv(testBinary, "-s", "x", "--", "sh", "-c", "echo ran"),
+		"AGENTKNOCK_TEST_APPROVAL="+string(approval))...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	approval.waitRequest(t)
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(20 * time.Millisecond)
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {
+		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+}
+
+// The arm64 entry hook, run under qemu-user when it is installed. qemu-user
+// lacks execveat, so the probe is a script (path execve).
+func TestArm64EntryHookUnderQemu(t *testing.T) {
+	qemu, bin := arm64Launcher(t)
+	dir := t.TempDir()
+	probe := filepath.Join(dir, "probe")
+	writeExecutable(t, probe, "#!/bin/sh\nexec grep -hE '^(SigBlk|SigIgn|Max open files)' /proc/self/status /proc/self/limits\n")
+
+	direct := exec.Command(os.Args[0])
+	direct.Env = append(os.Environ(), callerEnv(probe)...)
+	out, err := direct.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ign, nofile := parseProbe(t, string(out))
+
+	approval := newApprovalDir(t)
+	via := exec.Command(os.Args[0])
+	via.Env = append(os.Environ(), append(callerEnv(qemu, bin, "-s", "x", "--", probe), "AGENTKNOCK_TEST_APPROVAL="+string(approval))...)
+	var stdout, stderr bytes.Buffer
+	via.Stdout, via.Stderr = &stdout, &stderr
+	if err := via.Start(); err != nil {
+		t.Fatal(err)
+	}
+	approval.waitRequest(t)
+	approval.approve(t, nil)
+	if err := via.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	_, gotIgn, gotNofile := parseProbe(t, stdout.String())
+	if gotIgn != ign&^(1<<(13-1)) || gotNofile != nofile {
+		t.Fatalf("arm64: SigIgn %016x limit %s; direct %016x limit %s", gotIgn, gotNofile, ign, nofile)
+	}
+}
+
+// arm64Launcher builds the test-approval launcher for arm64 with the release
+// flags, for qemu-user, once per test binary run; it skips without qemu.
+func arm64Launcher(t *testing.T) (qemu, bin string) {
+	t.Helper()
+	qemu = needProgram(t, "qemu-aarch64-static", "qemu-user-static")
+	arm64Build.once.Do(func() {
+		// Beside the amd64 test binary, in the directory TestMain removes.
+		arm64Build.bin = filepath.Join(filepath.Dir(testBinary), "agentknock-arm64")
+		build := exec.Command("go", "build", "-trimpath", "-tags", "agentknock_testapproval", "-ldflags", releaseLdflags, "-o", arm64Build.bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH=arm64")
+		if msg, err := build.CombinedOutput(); err != nil {
+			arm64Build.err = fmt.Errorf("%v: %s", err, msg)
+		}
+	})
+	if arm64Build.err != nil {
+		t.Fatal(arm64Build.err)
+	}
+	return qemu, arm64Build.bin
+}
+
+// arm64Build is the one arm64 build the qemu tests share.
+var arm64Build struct {
+	once sync.Once
+	bin  string
+	err  error
 }

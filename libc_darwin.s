@@ -1,4 +1,4 @@
-// Trampolines into libSystem for libc_darwin.go, in the form
+// Trampolines into libSystem for exec_darwin.go, in the form
 // golang.org/x/sys/unix uses: the runtime calls fn with the C calling
 // convention on the system stack.
 

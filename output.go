@@ -6,10 +6,15 @@
 // every 30 seconds with the total elapsed time; --verbose also prints each
 // stage as it is reached, --quiet prints neither. Values of secrets never
 // reach these functions; callers pass names only.
+//
+// The second half is the diagnosis of a command that stops before doing
+// its work: the failure class, the "didn't run" line and the suggested
+// action the reference client gives for each class.
 
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -235,4 +240,247 @@ func printable(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// What agentknock tells its caller when a command stops before doing its
+// work: one line saying what happened, one saying what did not happen
+// ("The command didn't run."), then `Suggested action:` and, on lines of
+// their own, the command to run next. The reference client gives this
+// information for each failure class it distinguishes (its main.rs,
+// print_command_error and the functions it calls); an agent decides its
+// next step from exactly these lines. The words are ours; the markers
+// (`AGENTKNOCK: ` before a run's lines, `Suggested action:`) and the
+// stream (standard error) are the reference's.
+
+// failureClass is what the caller's next step depends on.
+type failureClass int
+
+const (
+	failOther failureClass = iota
+	// Local state.
+	failNotPaired
+	failPairingPending
+	failPairingFileMode // a fix command is attached
+	failPairingInvalid
+	failHomeUnsafe // a fix command may be attached
+	failHomeNotSet
+	failStateLocked
+	// The device's answer.
+	failDeniedByPerson
+	failDeniedByPolicy
+	failInvalidRequest
+	failDenied
+	failDeviceError
+	failResponseInvalid
+	failKeyRefused // AUTHENTICATION_FAILED: the device no longer takes this client's key
+	failProtocolVersion
+	failUnauthenticated
+	// The relay.
+	failRelayUnavailable
+	failRelayRefused
+	failRelayAddress
+	failClientInactive
+	failExpired
+	// This host and the command.
+	failInterrupted
+	failCommandNotFound
+	failCommandNotExecutable
+	failCommandChanged
+	failWorkdir
+	failHostUnsupported
+	failServiceStart
+	failExecFailed
+)
+
+// classifiedError marks err with its failure class and, for some classes,
+// the exact command that fixes it.
+type classifiedError struct {
+	class failureClass
+	fix   string
+	err   error
+}
+
+func (e *classifiedError) Error() string { return e.err.Error() }
+func (e *classifiedError) Unwrap() error { return e.err }
+
+func classify(class failureClass, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &classifiedError{class: class, err: err}
+}
+
+func classifyWithFix(class failureClass, fix string, err error) error {
+	return &classifiedError{class: class, fix: fix, err: err}
+}
+
+// uncontactedError is a failure before anything was sent to the relay.
+type uncontactedError struct{ err error }
+
+func (e *uncontactedError) Error() string { return e.err.Error() }
+func (e *uncontactedError) Unwrap() error { return e.err }
+
+// beforeContact marks err as a failure before the device was asked.
+func beforeContact(err error) error { return &uncontactedError{err} }
+
+// classOf finds err's class: the outermost classification, else what the
+// transport's sentinel errors say, else fallback.
+func classOf(err error, fallback failureClass) (failureClass, string) {
+	var c *classifiedError
+	if errors.As(err, &c) {
+		return c.class, c.fix
+	}
+	var intr *interrupted
+	var refusal *relayRefusal
+	switch {
+	case errors.As(err, &intr):
+		return failInterrupted, ""
+	case errors.Is(err, errClientInactive):
+		return failClientInactive, ""
+	case errors.Is(err, errRelayUnavailable):
+		return failRelayUnavailable, ""
+	case errors.Is(err, errExchangeInactive):
+		return failExpired, ""
+	case errors.As(err, &refusal):
+		return failRelayRefused, ""
+	case errors.Is(err, errNoPairing):
+		return failNotPaired, ""
+	}
+	return fallback, ""
+}
+
+// pairAgain is the way back for a home whose pairing the device no longer
+// takes.
+var pairAgain = []string{
+	"Suggested action: Pair this client again. Get a pairing address from the device, then run:",
+	"agentknock pairing remove --force",
+	"agentknock pairing start <PAIRING_ADDRESS>",
+}
+
+// suggestedActions is the next step for each class; rerun names what to
+// run again ("the command", "this command").
+func suggestedActions(class failureClass, fix, rerun string) []string {
+	switch class {
+	case failNotPaired:
+		return []string{"Suggested action: Get a pairing address from the device, then run:", "agentknock pairing start <PAIRING_ADDRESS>"}
+	case failPairingPending:
+		return []string{"Suggested action: Compare the verification code and approve the pairing on the device, then run:", "agentknock pairing finish"}
+	case failPairingFileMode:
+		return []string{"Suggested action: Make the pairing file private, then run " + rerun + " again:", fix}
+	case failPairingInvalid, failKeyRefused, failClientInactive:
+		return pairAgain
+	case failHomeUnsafe:
+		if fix != "" {
+			return []string{"Suggested action: Make the Agentknock home private, then run " + rerun + " again:", fix}
+		}
+		return []string{"Suggested action: Use a directory of your own with --agentknock-home DIR, then run " + rerun + " again."}
+	case failHomeNotSet:
+		return []string{"Suggested action: Set HOME to your home directory, or use --agentknock-home DIR, then run " + rerun + " again."}
+	case failStateLocked:
+		return []string{"Suggested action: Let the other agentknock command finish (or end the stuck one), then run " + rerun + " again."}
+	case failDeniedByPerson:
+		return []string{"Suggested action: Don't repeat the request unchanged. Ask the person at the device, and run " + rerun + " again only if they will approve it."}
+	case failDeniedByPolicy:
+		return []string{"Suggested action: The device's policy refuses these secrets for this request. Ask the device's owner to change it, then run " + rerun + " again."}
+	case failInvalidRequest:
+		return []string{"Suggested action: Check the secret names and variables against the device's list, which this prints:", "agentknock secret list"}
+	case failDenied:
+		return []string{"Suggested action: Read the device's reason above, and run " + rerun + " again only once it no longer applies."}
+	case failDeviceError:
+		return []string{"Suggested action: Read the device's error above and resolve it on the device, then run " + rerun + " again."}
+	case failResponseInvalid:
+		return []string{"Suggested action: Run " + rerun + " again. If it fails the same way, check the device software and the relay."}
+	case failProtocolVersion:
+		return []string{"Suggested action: Use Agentknock and device software that support the same protocol version."}
+	case failUnauthenticated:
+		return []string{"Suggested action: Run " + rerun + " again. If the report repeats, check the device; this client changed nothing because of it."}
+	case failRelayUnavailable:
+		return []string{"Suggested action: Check the network connection, the relay (AGENTKNOCK_RELAY_URL or the pairing's relay) and any proxy, then run " + rerun + " again."}
+	case failRelayRefused:
+		return []string{"Suggested action: Check the relay's message above and the pairing, which this shows:", "agentknock pairing status --verbose"}
+	case failRelayAddress:
+		return []string{"Suggested action: Set AGENTKNOCK_RELAY_URL to wss://HOST (ws:// only for a loopback address), or unset it, then run " + rerun + " again."}
+	case failExpired:
+		return []string{"Suggested action: Run " + rerun + " again, and answer the request on the device while Agentknock waits."}
+	case failInterrupted:
+		return []string{"Suggested action: Run " + rerun + " again if it should still run."}
+	case failCommandNotFound:
+		return []string{"Suggested action: Check the command name, or add its directory to PATH, then run the command again."}
+	case failCommandNotExecutable:
+		return []string{"Suggested action: Check the command's execute permission (chmod +x PATH), then run the command again."}
+	case failCommandChanged:
+		return []string{"Suggested action: Check why the file changed, then run the command again so that the device sees the file as it is now."}
+	case failWorkdir:
+		return []string{"Suggested action: Change to an existing directory, then run the command again."}
+	case failHostUnsupported:
+		return []string{"Suggested action: Run the command on a host that provides what the message above names (README, \"Platform requirements\")."}
+	case failServiceStart:
+		return []string{"Suggested action: Check that the temporary directory (TMPDIR, else /tmp) is writable and has room, then run the command again."}
+	case failExecFailed:
+		return []string{"Suggested action: Check that the command and its interpreter still exist and are executable, then run the command again."}
+	}
+	return []string{"Suggested action: Run " + rerun + " again with --verbose to see each stage."}
+}
+
+// sentence makes an error text a line of its own, with a final period.
+// The text keeps the case its producer gave it (Go error strings start in
+// lower case; the client's own report lines in upper case).
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
+		s += "."
+	}
+	return s
+}
+
+// stopReport is what a stopped command prints: what happened, what did
+// not happen, and the suggested action.
+type stopReport struct {
+	// consequence is the line that says what did not happen, such as
+	// "The command didn't run."
+	consequence string
+	// notContacted adds that the device was not asked.
+	notContacted bool
+	// rerun names the command in the suggested action.
+	rerun string
+}
+
+// lines words err for the report; fallback is the class of an error that
+// carries none.
+func (r stopReport) lines(err error, fallback failureClass) []string {
+	class, fix := classOf(err, fallback)
+	out := []string{sentence(err.Error())}
+	if r.notContacted || errors.As(err, new(*uncontactedError)) {
+		out = append(out, "Agentknock did not contact the device.")
+	}
+	if r.consequence != "" {
+		out = append(out, r.consequence)
+	}
+	return append(out, suggestedActions(class, fix, r.rerun)...)
+}
+
+// runStopped is a run's report: the command did not run.
+func runStopped(notContacted bool) stopReport {
+	return stopReport{consequence: "The command didn't run.", notContacted: notContacted, rerun: "the command"}
+}
+
+// stopped prints the report (a run's --quiet prints nothing, as the
+// reference's does: the exit status says it).
+func (o *output) stopped(r stopReport, err error, fallback failureClass) {
+	for _, line := range r.lines(err, fallback) {
+		o.failure("%s", line)
+	}
+}
+
+// exitStatusOf is the status of a command stopped by err: 128+N for
+// signal N, else 1.
+func exitStatusOf(err error) int {
+	var intr *interrupted
+	if errors.As(err, &intr) {
+		return exitStatusFor(intr.sig)
+	}
+	return 1
 }

@@ -115,7 +115,7 @@ func reportCommandError(err error, out *output) int {
 	case errors.As(err, &usage):
 		return reportUsage(err)
 	}
-	// A failure of a known class gets its suggested action (diagnose.go).
+	// A failure of a known class gets its suggested action (output.go).
 	if class, _ := classOf(err, failOther); class != failOther && class != failInterrupted {
 		out.stopped(stopReport{rerun: "this command"}, err, failOther)
 	} else {
@@ -299,7 +299,7 @@ func pairingFinish(home string, watch *signalWatch, out *output) error {
 		return errors.New("the pairing is already active")
 	}
 	// A rerun after a crash resends the same request and collects the
-	// device's answer to it (exchange_durable.go).
+	// device's answer to it (protocol.go).
 	r, _, err := askDevice(home, p, pairingFinishMethod(home, p), watch, out)
 	var answered *answeredError
 	if errors.As(err, &answered) && !answered.local && r == nil {

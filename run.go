@@ -19,7 +19,7 @@ import (
 func runCommand(o *runOptions, cs callerState) int {
 	out := newOutput(o.Quiet, o.Verbose)
 	// Before the request, a failure of each step has the class given here
-	// unless its error carries one (diagnose.go).
+	// unless its error carries one (output.go).
 	notContacted := func(err error, class failureClass) int {
 		out.stopped(runStopped(true), err, class)
 		return 1

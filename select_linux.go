@@ -1,23 +1,28 @@
 // Linux selection primitives: command-execution.md, "Linux implementation",
-// "Working directory and search path", "Selected executable" and
-// "Executable inspection and revalidation". Requires Linux 5.8
-// (faccessat2). With /proc mounted, the selected descriptor names and
-// reopens itself through /proc/self/fd; without it (bubblewrap sandboxes,
-// minimal containers) the name is the candidate with its symbolic links
-// resolved, and the file is opened once by that name: both are used only
-// when they lead to the device and inode of the retained descriptor, and
-// the opened descriptor itself is what is checked. Only regular files are
-// ever opened for reading, non-blocking and without taking a terminal.
+// "Working directory and search path", "Selected executable",
+// "Executable inspection and revalidation" and "Approval context".
+// Requires Linux 5.8 (faccessat2). With /proc mounted, the selected
+// descriptor names and reopens itself through /proc/self/fd; without it
+// (bubblewrap sandboxes, minimal containers) the name is the candidate with
+// its symbolic links resolved, and the file is opened once by that name:
+// both are used only when they lead to the device and inode of the retained
+// descriptor, and the opened descriptor itself is what is checked. Only
+// regular files are ever opened for reading, non-blocking and without
+// taking a terminal. The approval context (launcher executables, parents,
+// the terminal requests) follows at the end of the file.
 
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -173,7 +178,7 @@ func classifyReadRefusal(pathFd int, err error) error {
 // O_NONBLOCK keeps a FIFO from blocking the open and O_NOCTTY keeps a
 // terminal from becoming the controlling one; O_NONBLOCK is cleared
 // afterwards so that reads never involve the runtime's network poller,
-// which needs descriptors of its own (see facilities_linux.go).
+// which needs descriptors of its own (see exec_linux.go).
 func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
 	var fd int
@@ -257,3 +262,92 @@ func workdirName(int) (string, error) {
 	}
 	return nameFromBuffer(buf)
 }
+
+// Linux approval context: launcher executables from /proc
+// (command-execution.md, "Approval context"); the host's pairing metadata
+// from /etc. Without /proc the chain is empty (nothing else names another
+// process's executable), and parent records come from PIDFD_GET_INFO
+// (Linux 6.13,
+// https://man7.org/linux/man-pages/man2/PIDFD_GET_INFO.2const.html) for the
+// service's peer check.
+
+const ioctlGetTermios = unix.TCGETS
+
+// launcherChain reports up to four ancestor executable paths, oldest first,
+// as the kernel resolved them (/proc/PID/exe).
+func launcherChain() []string {
+	return walkLaunchers(os.Getppid(), func(pid int) (string, error) {
+		return os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	}, parentPID)
+}
+
+// parentPID reads the parent from /proc/PID/stat: the fourth field, after
+// the command name in parentheses (which may itself hold spaces and ")");
+// stat costs the kernel less to produce than status. Without /proc it asks
+// a pidfd of the process (errNoParentRecords when the kernel cannot tell).
+func parentPID(pid int) (int, error) {
+	if !procfsMounted() {
+		return pidfdParent(pid)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, os.ErrNotExist
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 2 {
+		return 0, os.ErrNotExist
+	}
+	return strconv.Atoi(fields[1])
+}
+
+// pairingHost reads the files the reference client reads: /etc/hostname,
+// /etc/machine-id (sent as it is, trimmed, not hashed; no D-Bus fallback)
+// and PRETTY_NAME of /etc/os-release.
+func pairingHost() hostInfo {
+	return hostInfoFrom("/etc")
+}
+
+// hostInfoFrom reads the three files under etc (a test gives a directory
+// of its own).
+func hostInfoFrom(etc string) hostInfo {
+	read := func(name string) string {
+		b, err := os.ReadFile(etc + "/" + name)
+		if err != nil || !utf8.Valid(b) {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	h := hostInfo{Hostname: read("hostname"), MachineID: read("machine-id")}
+	for line := range strings.SplitSeq(read("os-release"), "\n") {
+		if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+			h.OSVersion = strings.Trim(v, `"`)
+			break
+		}
+	}
+	return h
+}
+
+func pidfdParent(pid int) (int, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_PID}
+	switch err := unix.IoctlPidfdInfo(fd, &info); {
+	case errors.Is(err, unix.ENOTTY), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
+		return 0, errNoParentRecords
+	case err != nil:
+		return 0, err
+	}
+	return int(info.Ppid), nil
+}
+
+// The termios write request of secret.go on Linux (the read request
+// is this file's).
+
+const ioctlSetTermios = unix.TCSETS

@@ -1,5 +1,5 @@
 // macOS parts of the invocation service: its executable checked against
-// the identity recorded before the request (selfimage.go), and the owner
+// the identity recorded before the request (service.go), and the owner
 // watch through kqueue EVFILT_PROC/NOTE_EXIT (command-execution.md, "macOS
 // implementation", "Invocation service").
 
@@ -84,3 +84,9 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 
 // maxSocketPath is the longest Unix socket path (darwinMaxSocketPath).
 const maxSocketPath = darwinMaxSocketPath
+
+// The peer PID of a Unix socket on macOS: LOCAL_PEERPID.
+
+func socketPeerPID(fd int) (int, error) {
+	return unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+}

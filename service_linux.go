@@ -3,7 +3,7 @@
 // helper's link to it, and the owner watch through a pidfd. With /proc
 // mounted the executable is /proc/self/exe, the exact file that is running;
 // without it (bubblewrap, minimal containers) it is the path the kernel
-// executed, identified by device and inode before the request (selfimage.go)
+// executed, identified by device and inode before the request (service.go)
 // and checked again before the service starts and the Git helper links to it.
 
 package main
@@ -146,3 +146,13 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 
 // maxSocketPath is the longest Unix socket path, leaving sun_path's NUL.
 const maxSocketPath = 107
+
+// The peer PID of a Unix socket on Linux: SO_PEERCRED.
+
+func socketPeerPID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return 0, err
+	}
+	return int(cred.Pid), nil
+}

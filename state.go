@@ -1,4 +1,5 @@
-// The pairing file, $AGENTKNOCK_HOME/pairing.json, compatible with the
+// The state home ($AGENTKNOCK_HOME, at the end of this file) and its
+// pairing file, $AGENTKNOCK_HOME/pairing.json, compatible with the
 // reference client: the same members (pending, device_id, client_id,
 // client_token, client_psk, device_key, rotated_at, rotation_key), mode 0600
 // checked on every read, changes made under an exclusive lock on the
@@ -70,7 +71,7 @@ type pairingState struct {
 	// Unix seconds; ours, cleared by the next authenticated response.
 	KeyRefusedAt uint64 `json:"key_refused_at,omitempty"`
 	// Outstanding is the request a crash may have left unanswered
-	// (exchange_durable.go); ours, like relay_url.
+	// (protocol.go); ours, like relay_url.
 	Outstanding *outstandingRequest `json:"outstanding_request,omitempty"`
 
 	// read is the file as read: the members this client does not know are
@@ -438,4 +439,28 @@ func (s *stateDir) removePairing() error {
 		return fmt.Errorf("cannot remove %s: %w", s.pairingFilePath(), err)
 	}
 	return s.dir.Sync()
+}
+
+// The state home: --agentknock-home, else AGENTKNOCK_HOME, else
+// $HOME/.agentknock, as the reference client resolves it. Resolving it never
+// changes the environment the command receives.
+func stateHome(flagValue string) (string, error) {
+	if flagValue != "" {
+		abs, err := filepath.Abs(flagValue)
+		if err != nil {
+			return "", fmt.Errorf("--agentknock-home %q: %v", flagValue, err)
+		}
+		return abs, nil
+	}
+	if v, ok := os.LookupEnv("AGENTKNOCK_HOME"); ok {
+		if v == "" || !filepath.IsAbs(v) {
+			return "", classify(failHomeNotSet, fmt.Errorf("AGENTKNOCK_HOME must be a non-empty absolute path, not %q", v))
+		}
+		return filepath.Clean(v), nil
+	}
+	home := os.Getenv("HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return "", classify(failHomeNotSet, fmt.Errorf("HOME is not set to an absolute path, so Agentknock cannot find its pairing"))
+	}
+	return filepath.Join(home, ".agentknock"), nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -363,5 +364,216 @@ func TestZshCompletion(t *testing.T) {
 	}
 	if out, err := exec.Command("bash", "-n", writeCompletionFile(t, "bash")).CombinedOutput(); err != nil {
 		t.Fatalf("bash -n: %v\n%s", err, out)
+	}
+}
+
+// Global options (globals.go) wherever they stand before `--`.
+
+// Follows the reference's agentknock_home_is_global_and_stops_at_the_command_separator.
+func TestGlobalOptionsAnywhereBeforeTheCommand(t *testing.T) {
+	cases := []struct {
+		args []string
+		want globalOptions
+		rest []string
+	}{
+		{[]string{"--agentknock-home", "h", "pairing", "status"}, globalOptions{Home: "h"}, []string{"pairing", "status"}},
+		{[]string{"pairing", "status", "--agentknock-home", "h"}, globalOptions{Home: "h"}, []string{"pairing", "status"}},
+		{[]string{"secret", "--agentknock-home=h", "list", "--quiet"}, globalOptions{Home: "h", Quiet: true}, []string{"secret", "list"}},
+		{[]string{"--quiet", "run", "-s", "x", "--", "true"}, globalOptions{Quiet: true}, []string{"run", "-s", "x", "--", "true"}},
+		{[]string{"-s", "x", "--verbose", "--", "tool", "--agentknock-home", "child", "--quiet"}, globalOptions{Verbose: true},
+			[]string{"-s", "x", "--", "tool", "--agentknock-home", "child", "--quiet"}},
+		// Operands of other options are not taken for global options.
+		{[]string{"-s", "x", "--reason", "--quiet", "--rename-env", "x", "--verbose", "B", "--", "t"}, globalOptions{},
+			[]string{"-s", "x", "--reason", "--quiet", "--rename-env", "x", "--verbose", "B", "--", "t"}},
+		{[]string{"secret", "upload", "n", "--description", "--agentknock-home", "--from-env", "A"}, globalOptions{},
+			[]string{"secret", "upload", "n", "--description", "--agentknock-home", "--from-env", "A"}},
+	}
+	for _, c := range cases {
+		g, rest, err := extractGlobalOptions(c.args)
+		if err != nil || g != c.want || !reflect.DeepEqual(rest, c.rest) {
+			t.Errorf("%q: %+v %q %v, want %+v %q", c.args, g, rest, err, c.want, c.rest)
+		}
+	}
+	for _, bad := range [][]string{
+		{"--agentknock-home", "", "pairing", "status"},
+		{"--agentknock-home=", "pairing", "status"},
+		{"pairing", "status", "--agentknock-home"},
+		{"--agentknock-home", "a", "pairing", "status", "--agentknock-home", "b"},
+		{"--quiet", "pairing", "status", "--verbose"},
+		{"--quiet=yes", "pairing", "status"},
+	} {
+		if _, _, err := extractGlobalOptions(bad); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
+
+// The man page says what --help says: the roff, stripped of its markup, has
+// the words of every help text in order and nothing else.
+
+// manWords strips the roff that writeManPage produces back to words:
+// requests (section and list macros) go, font changes and escapes become
+// the characters they stand for.
+func manWords(roff string) []string {
+	var words []string
+	for _, l := range strings.Split(roff, "\n") {
+		if strings.HasPrefix(l, ".") {
+			continue
+		}
+		l = strings.NewReplacer(`\fB`, "", `\fI`, "", `\fR`, "", `\&`, "", `\-`, "-", `\e`, `\`).Replace(l)
+		words = append(words, strings.Fields(l)...)
+	}
+	return words
+}
+
+// helpWords are the words the man page must carry: every help text without
+// its headings (the man page sets those as section titles), and the main
+// text's first line as the NAME line.
+func helpWords(t *testing.T) []string {
+	var words []string
+	for i, s := range manSections() {
+		lines := strings.Split(s.text, "\n")
+		if i == 0 {
+			name, summary, ok := strings.Cut(lines[0], ": ")
+			if !ok {
+				t.Fatalf("the first help line %q is not NAME: SUMMARY", lines[0])
+			}
+			words = append(words, name, "-")
+			words = append(words, strings.Fields(strings.TrimSuffix(summary, "."))...)
+			lines = lines[1:]
+		}
+		for j, l := range lines {
+			heading := strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") &&
+				(j == 0 || strings.TrimSpace(lines[j-1]) == "") &&
+				j+1 < len(lines) && strings.HasPrefix(lines[j+1], "  ")
+			if !heading {
+				words = append(words, strings.Fields(l)...)
+			}
+		}
+	}
+	return words
+}
+
+func TestManPageSaysWhatHelpSays(t *testing.T) {
+	var b strings.Builder
+	if err := writeManPage(&b, "1.2.3", "2026-01-02"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.HasPrefix(page, `.TH AGENTKNOCK 1 "2026-01-02" "agentknock 1.2.3" "User Commands"`+"\n") {
+		t.Errorf("title line: %q", strings.SplitN(page, "\n", 2)[0])
+	}
+	for _, want := range []string{".SH NAME\n", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH \"AGENTKNOCK SECRET UPLOAD\"\n"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	got, want := manWords(page), helpWords(t)
+	for i := 0; i < len(got) || i < len(want); i++ {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			lo := max(0, i-8)
+			t.Fatalf("man page and help differ at word %d:\n man: %q\nhelp: %q",
+				i, got[lo:min(len(got), i+8)], want[lo:min(len(want), i+8)])
+		}
+	}
+}
+
+// Options must appear in a list as bold terms, and a line of help text that
+// starts with '.' must not turn into a roff request.
+func TestManPageMarkup(t *testing.T) {
+	var b strings.Builder
+	if err := writeManPage(&b, "1", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		".TP\n\\fB\\-\\-rename\\-env\\fR \\fISECRET\\fR \\fIVAR\\fR \\fINEW\\fR\n",
+		".TP\n\\fB\\-\\-from\\-file\\fR \\fINAME=PATH\\fR\n",
+		".nf\n{\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	if got := roffEscape(`.env and 'x' \n -`); got != `\&.env and 'x' \en \-` {
+		t.Errorf("roffEscape: %q", got)
+	}
+	// A help text whose lines do not line up in two columns stays verbatim.
+	var v strings.Builder
+	renderIndented(&v, []string{"  a  b", "   c"})
+	if !strings.Contains(v.String(), ".nf\n") {
+		t.Errorf("misaligned list rendered as %q", v.String())
+	}
+}
+
+func TestManDateFromSourceDateEpoch(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1767312000")
+	if d := manDate(); d != "2026-01-02" {
+		t.Errorf("SOURCE_DATE_EPOCH=1767312000 gave %q", d)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	if d := manDate(); d != "" {
+		t.Errorf("no SOURCE_DATE_EPOCH gave %q", d)
+	}
+}
+
+// The stamped version wins over the one the module system records.
+
+func TestClientVersion(t *testing.T) {
+	saved := version
+	defer func() { version = saved }()
+	version = "1.2.3"
+	if v := clientVersion(); v != "1.2.3" {
+		t.Errorf("stamped 1.2.3, reported %q", v)
+	}
+	version = "dev"
+	// A test binary records no module version: "dev" stays.
+	if v := clientVersion(); v != "dev" {
+		t.Errorf("unstamped test binary reported %q", v)
+	}
+}
+
+// The release configuration agrees with itself: every build file names the
+// Go release that go.mod's `go` line pins (scripts/pinned-go), and the
+// completion help names each directory the packages install a completion
+// into (.goreleaser.yaml), for each package format.
+
+func readRepoFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestBuildFilesNameThePinnedToolchain(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+\.\d+)$`).FindStringSubmatch(readRepoFile(t, "go.mod"))
+	if m == nil {
+		t.Fatal("go.mod's go line names no exact release (go X.Y.Z): nothing keeps an older Go from building")
+	}
+	want := "GOTOOLCHAIN=go" + m[1]
+	for _, f := range []string{".goreleaser.yaml", ".ko.yaml"} {
+		got := regexp.MustCompile(`GOTOOLCHAIN=\S+`).FindAllString(readRepoFile(t, f), -1)
+		if len(got) == 0 {
+			t.Errorf("%s sets no GOTOOLCHAIN", f)
+		}
+		for _, g := range got {
+			if g != want {
+				t.Errorf("%s says %s, go.mod %s", f, g, want)
+			}
+		}
+	}
+}
+
+func TestCompletionHelpNamesThePackagesPaths(t *testing.T) {
+	dsts := regexp.MustCompile(`(?m)^\s+dst: (/usr/share/\S*(?:completion|zsh|fish)\S*)$`).FindAllStringSubmatch(readRepoFile(t, ".goreleaser.yaml"), -1)
+	if len(dsts) < 3 {
+		t.Fatalf(".goreleaser.yaml installs %d completions", len(dsts))
+	}
+	help := strings.Join(strings.Fields(completionUsageText), " ")
+	for _, d := range dsts {
+		if !strings.Contains(help, d[1]) {
+			t.Errorf("the packages install %s; agentknock completion --help does not say so", d[1])
+		}
 	}
 }

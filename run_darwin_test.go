@@ -1,7 +1,7 @@
 // The macOS launch path with real processes, run on a Mac (scripts/check-mac):
 // the client is built with the agentknock_testapproval tag (and, on arm64,
 // the release entry hook), its approval driven through files as in the
-// Linux launch tests (launch_linux_test.go, whose harness this mirrors),
+// Linux launch tests (run_linux_test.go, whose harness this mirrors),
 // while a test changes files and sends signals. Second review, items 1, 3,
 // 4 and 5.
 

@@ -1,19 +1,24 @@
-// The launch path keeps what its comments promise (command-execution.md,
-// "Common execution semantics", "Environment construction", "Executable
-// inspection and revalidation", "Signals and process state"), with real
-// processes: no approval is spent on a run that cannot start, the caller's
-// ignored and blocked signals act from the start of the run to the exec,
-// revalidation opens only regular files, and paths in messages are escaped.
+// Tests of the launch path (command-execution.md, steps 1-2 and 6-9) with
+// real processes: the client is built once with the release linker flags
+// plus the agentknock_testapproval tag, whose approval step is driven
+// through files, so a test can change the file system and send signals
+// while the launcher waits, then watch it replace itself.
 
 package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +28,299 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+var testBinary string // agentknock built for the tests
+
+const releaseLdflags = "-E=agentknock_rt0"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv("AGENTKNOCK_TEST_ROLE") {
+	case "caller":
+		becomeCaller()
+		return
+	case "print":
+		fmt.Println(os.Getenv("AGENTKNOCK_TEST_PRINT"))
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "agentknock-test-")
+	if err != nil {
+		panic(err)
+	}
+	testBinary = filepath.Join(dir, "agentknock")
+	// Release flags (see .goreleaser.yaml) plus the test-only tag.
+	build := exec.Command("go", "build", "-trimpath", "-tags", "agentknock_testapproval", "-ldflags", releaseLdflags, "-o", testBinary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the test client:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// becomeCaller sets up the signal state and file limit a caller can give
+// its children (from AGENTKNOCK_TEST_IGNORE, _BLOCK and _NOFILE) and then
+// execs its arguments, so the launcher and a direct probe inherit the same.
+func becomeCaller() {
+	runtime.LockOSThread()
+	for _, s := range strings.Fields(os.Getenv("AGENTKNOCK_TEST_IGNORE")) {
+		n, _ := strconv.Atoi(s)
+		signal.Ignore(syscall.Signal(n))
+	}
+	var block unix.Sigset_t
+	for _, s := range strings.Fields(os.Getenv("AGENTKNOCK_TEST_BLOCK")) {
+		n, _ := strconv.Atoi(s)
+		block.Val[0] |= 1 << (n - 1)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &block, nil); err != nil {
+		panic(err)
+	}
+	if s := os.Getenv("AGENTKNOCK_TEST_NOFILE"); s != "" {
+		n, _ := strconv.ParseUint(s, 10, 64)
+		var lim syscall.Rlimit
+		syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+		lim.Cur = n
+		// syscall.Setrlimit also stops syscall.Exec from restoring its own
+		// saved limit, so the child sees exactly this one.
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			panic(err)
+		}
+	}
+	argv := strings.Split(os.Getenv("AGENTKNOCK_TEST_EXEC"), "\x1f")
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "AGENTKNOCK_TEST_ROLE=") {
+			env = append(env, e)
+		}
+	}
+	panic(syscall.Exec(argv[0], argv, env))
+}
+
+// approvalDir stands in for the device of one launch.
+type approvalDir string
+
+func newApprovalDir(t *testing.T) approvalDir {
+	return approvalDir(t.TempDir())
+}
+
+// waitRequest waits until the launcher asks for approval and returns the
+// request it reported.
+func (d approvalDir) waitRequest(t *testing.T) invocationRequest {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(filepath.Join(string(d), "request.json"))
+		if err == nil {
+			var req invocationRequest
+			if err := json.Unmarshal(data, &req); err != nil {
+				t.Fatal(err)
+			}
+			return req
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatal("the launcher never asked for approval")
+	return invocationRequest{}
+}
+
+func (d approvalDir) approve(t *testing.T, secrets map[string]map[string]string) {
+	t.Helper()
+	d.respond(t, testApprovalReply{Secrets: secrets})
+}
+
+type testApprovalReply struct {
+	Deny        string                       `json:"deny,omitempty"`
+	Secrets     map[string]map[string]string `json:"secrets"`
+	RaiseSignal int                          `json:"raise_after_block,omitempty"`
+}
+
+func (d approvalDir) respond(t *testing.T, r testApprovalReply) {
+	t.Helper()
+	data, _ := json.Marshal(r)
+	tmp := filepath.Join(string(d), "response.tmp")
+	// Readable by the launcher when a test runs it as another user.
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(string(d), "response.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// launch starts the client with args in dir, with env added to the
+// test's environment.
+type launch struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	approval       approvalDir
+}
+
+func startLaunch(t *testing.T, dir string, env []string, args ...string) *launch {
+	t.Helper()
+	l := &launch{approval: newApprovalDir(t)}
+	l.cmd = exec.Command(testBinary, args...)
+	l.cmd.Dir = dir
+	l.cmd.Env = append(append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(l.approval)), env...)
+	l.cmd.Stdout = &l.stdout
+	l.cmd.Stderr = &l.stderr
+	if err := l.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.cmd.Process.Kill() })
+	return l
+}
+
+// wait returns the exit status (128+N for death by signal N).
+func (l *launch) wait(t *testing.T) int {
+	t.Helper()
+	err := l.cmd.Wait()
+	if err == nil {
+		return 0
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		t.Fatal(err)
+	}
+	if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
+
+// runApproved launches, approves with secrets and waits.
+func runApproved(t *testing.T, dir string, env []string, secrets map[string]map[string]string, args ...string) (*launch, int) {
+	t.Helper()
+	l := startLaunch(t, dir, env, args...)
+	l.approval.waitRequest(t)
+	l.approval.approve(t, secrets)
+	return l, l.wait(t)
+}
+
+func writeExecutable(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyTestBinary copies this test binary, which prints
+// $AGENTKNOCK_TEST_PRINT when run with AGENTKNOCK_TEST_ROLE=print.
+func copyTestBinary(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPIDAndExitStatusAreTheCommands(t *testing.T) {
+	l := startLaunch(t, t.TempDir(), nil, "-s", "demo", "--", "sh", "-c", `echo "$$ $DEMO_TOKEN"; exit 7`)
+	req := l.approval.waitRequest(t)
+	if req.Operation.Command != "sh" || req.Operation.Arguments[0] != "-c" || len(req.Operation.ExecutableHash) != 32 || req.Operation.ExecutableMode != "BINARY" {
+		t.Fatalf("request: %+v", req)
+	}
+	l.approval.approve(t, map[string]map[string]string{"demo": {"DEMO_TOKEN": "s3cr3t-value"}})
+	if status := l.wait(t); status != 7 {
+		t.Fatalf("exit status %d, want 7; stderr: %s", status, l.stderr.String())
+	}
+	want := fmt.Sprintf("%d s3cr3t-value\n", l.cmd.Process.Pid)
+	if l.stdout.String() != want {
+		t.Fatalf("stdout %q, want %q (same PID, secret delivered)", l.stdout.String(), want)
+	}
+	if strings.Contains(l.stderr.String(), "s3cr3t-value") {
+		t.Fatal("the secret value appears in agentknock's stderr")
+	}
+}
+
+func TestNonUTF8InheritedVariablesSurvive(t *testing.T) {
+	odd := "ODD_\xff_NAME=value \xfe\x80 bytes"
+	l, status := runApproved(t, t.TempDir(), []string{odd, "PLAIN=1"}, map[string]map[string]string{"x": {"ADDED": "yes"}},
+		"-s", "x", "--", "cat", "/proc/self/environ")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, l.stderr.String())
+	}
+	entries := strings.Split(l.stdout.String(), "\x00")
+	for _, want := range []string{odd, "PLAIN=1", "ADDED=yes"} {
+		found := 0
+		for _, e := range entries {
+			if e == want {
+				found++
+			}
+		}
+		if found != 1 {
+			t.Fatalf("entry %q found %d times in %q", want, found, entries)
+		}
+	}
+}
+
+// The file-driven approval exists only in builds with the test tag.
+func TestReleaseBuildHasNoTestApproval(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "agentknock")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", releaseLdflags, "-o", out, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("AGENTKNOCK_TEST_APPROVAL")) {
+		t.Fatal("the release build contains the test approval")
+	}
+	test, _ := os.ReadFile(testBinary)
+	if !bytes.Contains(test, []byte("AGENTKNOCK_TEST_APPROVAL")) {
+		t.Fatal("the marker is not in the test build either; this test proves nothing")
+	}
+	version, err := exec.Command(out, "--version", "--verbose").Output()
+	if err != nil || !strings.Contains(string(version), "signal state: exact") {
+		t.Fatalf("release build: %v %q", err, version)
+	}
+}
+
+// Resolving the state home never changes what the command receives.
+func TestStateHomeLeavesTheEnvironmentAlone(t *testing.T) {
+	l, status := runApproved(t, t.TempDir(), []string{"AGENTKNOCK_HOME=/from/env"}, nil,
+		"-s", "x", "--agentknock-home", "/from/flag", "--", "sh", "-c", `echo "${AGENTKNOCK_HOME-unset}"`)
+	if status != 0 || l.stdout.String() != "/from/env\n" {
+		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+	}
+}
+
+// nobody is the unprivileged user a test runs the launcher as.
+var nobody = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+
+// unprivilegedDir is a directory, and a test client, that nobody can reach;
+// the test needs root to set that up.
+func unprivilegedDir(t *testing.T, prefix string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the launcher as an unprivileged user")
+	}
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(testBinary), 0o755)
+	return dir
+}
+
+// The launch path keeps what its comments promise (command-execution.md,
+// "Common execution semantics", "Environment construction", "Executable
+// inspection and revalidation", "Signals and process state"), with real
+// processes: no approval is spent on a run that cannot start, the caller's
+// ignored and blocked signals act from the start of the run to the exec,
+// revalidation opens only regular files, and paths in messages are escaped.
 
 // waitBounded is launch.wait that kills a launcher still running after a
 // minute: the failure of a test that must end ("fails fast") is a report,
@@ -644,4 +942,313 @@ func TestArm64ForwardsCallerBlockedSigintUnderQemu(t *testing.T) {
 	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {
 		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
 	}
+}
+
+// Tests of the launch path in the environments agents run in
+// (command-execution.md, "Approval context", "Signals and process state" and
+// "Linux implementation"): standard descriptors the caller closed, and a
+// mount namespace whose /proc is an empty tmpfs. The e2e package runs the
+// same paths against the real device, in bubblewrap and as PID 1.
+
+// descriptorsOf waits until process pid runs program and sleeps in it (the
+// C library opens locale files while it starts), then lists its open
+// descriptors as "N -> target" (pipes and sockets without inode numbers).
+// The test observes from outside, so the probe itself opens nothing.
+func descriptorsOf(t *testing.T, pid int, program string) string {
+	t.Helper()
+	proc := "/proc/" + strconv.Itoa(pid)
+	sleeping := func() bool {
+		data, _ := os.ReadFile(proc + "/syscall")
+		nr, _, _ := strings.Cut(string(data), " ")
+		return nr == strconv.Itoa(unix.SYS_CLOCK_NANOSLEEP) || nr == strconv.Itoa(unix.SYS_NANOSLEEP)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if exe, _ := os.Readlink(proc + "/exe"); exe == program && sleeping() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never became %s", pid, program)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	entries, err := os.ReadDir(proc + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon := regexp.MustCompile(`^(pipe|socket):\[[0-9]+\]$`)
+	var fds []string
+	for _, e := range entries {
+		target, err := os.Readlink(proc + "/fd/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, e.Name()+" -> "+anon.ReplaceAllString(target, "$1"))
+	}
+	sort.Strings(fds)
+	return strings.Join(fds, ", ")
+}
+
+// closedCaller runs argv from a shell that first closes the descriptors in
+// redirect (e.g. "<&- 2>&-").
+func closedCaller(redirect string, argv ...string) *exec.Cmd {
+	return exec.Command("sh", append([]string{"-c", `exec "$@" ` + redirect, "sh"}, argv...)...)
+}
+
+// A standard descriptor the caller closed is reported UNKNOWN (the runtime
+// put /dev/null there) and the command starts with it closed: the same
+// descriptors as a direct exec of the same command.
+func TestClosedStandardDescriptors(t *testing.T) {
+	cases := []struct {
+		name, redirect string
+		closed         []int
+	}{
+		{"stdin", "<&-", []int{0}},
+		{"stdout", ">&-", []int{1}},
+		{"stderr", "2>&-", []int{2}},
+		{"all", "<&- >&- 2>&-", []int{0, 1, 2}},
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sleep, err = filepath.EvalSymlinks(sleep); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Both have the same streams otherwise (nil: /dev/null).
+			probe := closedCaller(c.redirect, sleep, "60")
+			if err := probe.Start(); err != nil {
+				t.Fatal(err)
+			}
+			direct := descriptorsOf(t, probe.Process.Pid, sleep)
+			probe.Process.Kill()
+			probe.Wait()
+
+			approval := newApprovalDir(t)
+			cmd := closedCaller(c.redirect, testBinary, "-s", "x", "--", sleep, "60")
+			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			req := approval.waitRequest(t)
+			approval.approve(t, nil)
+			if via := descriptorsOf(t, cmd.Process.Pid, sleep); via != direct {
+				t.Fatalf("the command's descriptors: %s\ndirect exec: %s", via, direct)
+			}
+			kinds := []string{req.Operation.Stdin, req.Operation.Stdout, req.Operation.Stderr}
+			for fd, kind := range kinds {
+				closed := false
+				for _, c := range c.closed {
+					closed = closed || c == fd
+				}
+				if closed != (kind == "UNKNOWN") {
+					t.Fatalf("descriptor %d (closed %v) reported %s", fd, closed, kind)
+				}
+				// The direct exec must show what the caller did, or the
+				// comparison proves nothing.
+				if listed := strings.Contains(", "+direct, ", "+strconv.Itoa(fd)+" -> "); listed == closed {
+					t.Fatalf("the direct exec lists descriptor %d: %v, although closed is %v: %s", fd, listed, closed, direct)
+				}
+			}
+		})
+	}
+
+	// With --stdin the service's pipe is descriptor 0, closed or not.
+	t.Run("stdin value", func(t *testing.T) {
+		approval := newApprovalDir(t)
+		cmd := closedCaller("<&-", testBinary, "-s", "x", "--stdin", "x", "V", "--", "cat")
+		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		approval.waitRequest(t)
+		approval.approve(t, map[string]map[string]string{"x": {"V": "piped-value"}})
+		if err := cmd.Wait(); err != nil || stdout.String() != "piped-value" {
+			t.Fatalf("%v: %q", err, stdout.String())
+		}
+	})
+}
+
+// A build without the entry hook cannot tell a closed descriptor from the
+// runtime's /dev/null, and says so.
+func TestBuildWithoutHookSaysItCannotKnow(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agentknock-nohook")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+	out, err := exec.Command(bin, "--version", "--verbose").Output()
+	if err != nil || !strings.Contains(string(out), "approximate") || !strings.Contains(string(out), "closed cannot be told from /dev/null") {
+		t.Fatalf("--version without the hook: %v %q", err, out)
+	}
+	out, err = exec.Command(testBinary, "--version", "--verbose").Output()
+	if err != nil || strings.Contains(string(out), "cannot be told") {
+		t.Fatalf("--version with the hook: %v %q", err, out)
+	}
+}
+
+// With /proc replaced by an empty tmpfs the request names and hashes the
+// executable exactly as with /proc (a link chain and a relative command
+// included), the launcher chain is empty, and --stdin works.
+func TestRunWithoutProc(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a mount namespace")
+	}
+	needProgram(t, "unshare", "util-linux")
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "real", "tool"), "#!/bin/sh\necho \"tool $V\"\n")
+	os.Symlink("real", filepath.Join(dir, "linked"))
+	os.Symlink("linked/tool", filepath.Join(dir, "tool"))
+	noProc := func(args ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c", `mount -t tmpfs none /proc && exec "$@"`, "sh", testBinary}, args...)...)
+	}
+	run := func(cmd *exec.Cmd, secrets map[string]map[string]string) (invocationRequest, string) {
+		t.Helper()
+		approval := newApprovalDir(t)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		req := approval.waitRequest(t)
+		approval.approve(t, secrets)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%v: %s", err, stderr.String())
+		}
+		return req, stdout.String()
+	}
+	secrets := map[string]map[string]string{"x": {"V": "value"}}
+	for _, command := range []string{"./tool", filepath.Join(dir, "tool"), "sh"} {
+		args := []string{"-s", "x", "--", command, "-c", "echo tool $V"}
+		withProc, _ := run(exec.Command(testBinary, args...), secrets)
+		without, out := run(noProc(args...), secrets)
+		if out != "tool value\n" {
+			t.Fatalf("%s without /proc printed %q", command, out)
+		}
+		w, n := withProc.Operation, without.Operation
+		if n.ExecutablePath != w.ExecutablePath || string(n.ExecutableHash) != string(w.ExecutableHash) || n.ExecutableMode != w.ExecutableMode || n.WorkingDirectory != w.WorkingDirectory {
+			t.Fatalf("%s: with /proc %+v\nwithout %+v", command, w, n)
+		}
+		if len(without.LauncherChain) != 0 || len(withProc.LauncherChain) == 0 {
+			t.Fatalf("%s: launcher chain with /proc %q, without %q", command, withProc.LauncherChain, without.LauncherChain)
+		}
+	}
+	_, out := run(noProc("-s", "x", "--stdin", "x", "V", "--", "cat"), secrets)
+	if out != "value" {
+		t.Fatalf("--stdin without /proc printed %q", out)
+	}
+}
+
+// The arm64 entry hook records closed descriptors too, and qemu-user, which
+// lacks execveat, is a host whose missing facility stops a binary's run
+// before the request.
+func TestArm64UnderQemu(t *testing.T) {
+	qemu, bin := arm64Launcher(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script")
+	writeExecutable(t, script, "#!/bin/sh\necho ran\n")
+
+	approval := newApprovalDir(t)
+	cmd := closedCaller("<&- 2>&-", qemu, bin, "-s", "x", "--", script)
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	req := approval.waitRequest(t)
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {
+		t.Fatalf("%v: %q", err, stdout.String())
+	}
+	if req.Operation.Stdin != "UNKNOWN" || req.Operation.Stderr != "UNKNOWN" || req.Operation.Stdout == "UNKNOWN" {
+		t.Fatalf("streams under qemu: %s %s %s", req.Operation.Stdin, req.Operation.Stdout, req.Operation.Stderr)
+	}
+
+	approval = newApprovalDir(t)
+	cmd = exec.Command(qemu, bin, "-s", "x", "--", "true")
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "execveat") || !strings.Contains(string(out), "did not contact the device") {
+		t.Fatalf("a binary under qemu-user: %v %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+		t.Fatal("the request was sent although execveat is missing")
+	}
+}
+
+// What the probes before the request cost: the system calls a path needs
+// and the descriptors it takes for a moment (go test -bench HostFacilities).
+func BenchmarkHostFacilities(b *testing.B) {
+	for _, n := range []struct {
+		name  string
+		needs runNeeds
+	}{{"binary", runNeeds{}}, {"binary with service", runNeeds{service: true}}} {
+		b.Run(n.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := checkHostFacilities(n.needs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// Launch-path cost, as figures rather than assertions: the launcher's
+// selection, inspection, test approval and exec against running the same
+// command directly, and the streaming hash against a plain SHA-256 of the
+// same bytes, each measured in the same run.
+
+// BenchmarkLaunchOverhead reports how many times longer `agentknock -s x --
+// true` (approval already waiting) takes than `true` run directly.
+func BenchmarkLaunchOverhead(b *testing.B) {
+	approval := b.TempDir()
+	os.WriteFile(filepath.Join(approval, "response.json"), []byte(`{"secrets":{"x":{"TOKEN":"v"}}}`), 0o644)
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true(1)")
+	}
+	run := func(name string, args ...string) time.Duration {
+		start := time.Now()
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+approval)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		return time.Since(start)
+	}
+	var direct, launched time.Duration
+	for i := 0; i < b.N; i++ {
+		direct += run(trueBin)
+		launched += run(testBinary, "--quiet", "-s", "x", "--", trueBin)
+	}
+	b.ReportMetric(float64(launched)/float64(direct), "x-direct")
+	b.ReportMetric(float64(launched-direct)/float64(b.N)/1e6, "ms-added/op")
+}
+
+// BenchmarkInspectHash reports the one-pass inspection (hash, shebang and
+// head capture) relative to sha256.Sum256 over the same 32 MiB.
+func BenchmarkInspectHash(b *testing.B) {
+	data := bytes.Repeat([]byte("agentknock"), 32<<20/10)
+	var plain, stream time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		sha256.Sum256(data)
+		plain += time.Since(start)
+		start = time.Now()
+		if _, _, _, err := hashStream(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+		stream += time.Since(start)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportMetric(float64(stream)/float64(plain), "x-sha256")
 }
