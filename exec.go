@@ -201,3 +201,9 @@ func pendingTermination(pending uint64, cs callerState) syscall.Signal {
 	}
 	return 0
 }
+
+// blocks reports whether the caller had sig blocked (callerState's mask
+// has bit sig-1 set, as the kernel's sigset does, on both platforms).
+func (cs callerState) blocks(sig syscall.Signal) bool {
+	return cs.mask&(1<<(uint(sig)-1)) != 0
+}

@@ -356,10 +356,6 @@ func loadCallerState() callerState {
 	return cs
 }
 
-func (cs callerState) blocks(sig syscall.Signal) bool {
-	return cs.mask&(1<<(uint(sig)-1)) != 0
-}
-
 func (cs callerState) describe() string {
 	if cs.exact {
 		return "exact (captured at process entry)"
