@@ -17,11 +17,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// darwinMinimumRelease is the first Darwin kernel of the supported macOS
-// (15, Darwin 24; spec "Platform implementations"). macOS 12 (Darwin 21)
-// has no O_EXEC or O_SEARCH: open(2) drops the bits without an error and
-// opens for reading, so selection would pick a readable file that is not
-// executable and skip an execute-only one.
+// darwinMinimumRelease is the first Darwin kernel of the supported macOS:
+// the specification supports macOS 15 or later (command-execution.md,
+// "Platform implementations"), which is Darwin 24, and nothing older is
+// tested, so an older kernel is refused as unsupported. It is not the
+// first kernel with the facilities selection needs: O_EXEC and O_SEARCH
+// appear in xnu-8792, macOS 13 (Darwin 22)
+// (https://github.com/apple-oss-distributions/xnu/blob/xnu-8792.41.9/bsd/sys/fcntl.h);
+// before that (macOS 12, Darwin 21) open(2) drops the bits without an error
+// and opens for reading, so selection would pick a readable file that is
+// not executable and skip an execute-only one. Lowering the floor to 22
+// would need the spec's supported release lowered first.
 const (
 	darwinMinimumRelease = 24
 	darwinMinimumProduct = "15"
@@ -37,14 +43,14 @@ func checkDarwinRelease(release, product string) error {
 	major, _, _ := strings.Cut(release, ".")
 	n, err := strconv.Atoi(major)
 	if err != nil {
-		return fmt.Errorf("cannot tell the macOS version (kern.osrelease %q); agentknock needs macOS %s or later", release, darwinMinimumProduct)
+		return fmt.Errorf("cannot tell the macOS version (kern.osrelease %q); agentknock supports macOS %s or later", release, darwinMinimumProduct)
 	}
 	if n < darwinMinimumRelease {
 		name := "Darwin " + release
 		if product != "" {
 			name = "macOS " + product + " (" + name + ")"
 		}
-		return fmt.Errorf("this is %s; agentknock needs macOS %s or later, whose open(2) supports O_EXEC and O_SEARCH (older releases silently open for reading, so agentknock could not select the command the way execve(2) would run it)", name, darwinMinimumProduct)
+		return fmt.Errorf("this is %s; agentknock supports macOS %s or later and does not run on older releases", name, darwinMinimumProduct)
 	}
 	return nil
 }
@@ -55,6 +61,20 @@ func checkDarwinRelease(release, product string) error {
 // ENAMETOOLONG, where glibc's execvp(3) stops.
 func searchGoesOnFor(goos string, err error) bool {
 	return goos == "darwin" && (errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENAMETOOLONG))
+}
+
+// searchGoesOnUnreachable reports whether a PATH search on goos tries the
+// next entry after an error that missingCandidate and searchGoesOnFor
+// would stop at, because the candidate cannot be stat'ed either. macOS's
+// execvP(3) (FreeBSD's lib/libc/gen/exec.c, which Apple's Libc carries:
+// https://github.com/apple-oss-distributions/Libc/blob/main/gen/FreeBSD/exec.c)
+// stats the path after any other execve error and goes on when that fails
+// too: a directory in PATH that TCC protects (~/Documents, a removable
+// volume) answers EPERM to both the open and the stat, a failing network
+// volume EIO. When the stat succeeds the file is there and the error
+// stands (execvP reports it). stat is only called on darwin.
+func searchGoesOnUnreachable(goos string, err error, stat func() error) bool {
+	return goos == "darwin" && err != nil && stat() != nil
 }
 
 // namingFailure is a candidate that opened for execution but could not be

@@ -212,6 +212,37 @@ func TestNotExecutableOpen(t *testing.T) {
 	}
 }
 
+// Third review, item 5: EPERM (a TCC-protected directory such as
+// ~/Documents in PATH) or EIO from a candidate whose stat fails too does
+// not stop a macOS search, as execvP(3) goes on; when the stat succeeds
+// the file is there and the error stands; Linux keeps glibc's rule and
+// never stats for this. The stat is a real fstatat of a path under a
+// directory that does not exist, and of this test's own source.
+func TestSearchGoesOnUnreachable(t *testing.T) {
+	wd := workdir{fd: unix.AT_FDCWD}
+	stat := func(candidate string) func() error {
+		return func() error { _, err := statAt(wd, candidate); return err }
+	}
+	missing, present := filepath.Join(t.TempDir(), "absent", "gh"), "darwin_decisions_test.go"
+	for _, errno := range []syscall.Errno{unix.EPERM, unix.EIO} {
+		if missingCandidate(errno) {
+			t.Fatalf("%v is already a missing candidate; the test shows nothing", errno)
+		}
+		if !searchGoesOnUnreachable("darwin", errno, stat(missing)) {
+			t.Errorf("%v with a failing stat stops a macOS search", errno)
+		}
+		if searchGoesOnUnreachable("darwin", errno, stat(present)) {
+			t.Errorf("%v from a file that stat finds goes on", errno)
+		}
+		if searchGoesOnUnreachable("linux", errno, func() error { t.Error("Linux stats the candidate"); return errno }) {
+			t.Errorf("%v goes on in a Linux search", errno)
+		}
+	}
+	if searchGoesOnUnreachable("darwin", nil, stat(missing)) {
+		t.Error("no error goes on")
+	}
+}
+
 // Second review, item 3: a candidate that opened for execution but whose
 // F_GETPATH failed is there (a shell would run it); its ENOENT must not
 // send the search to a later PATH entry.
@@ -228,8 +259,9 @@ func TestNamingFailureStopsTheSearch(t *testing.T) {
 }
 
 // Second review, item 2: recorded kern.osrelease / kern.osproductversion
-// pairs; macOS 12-14 lack (12) or are below the supported O_EXEC/O_SEARCH
-// release, 15 and later run.
+// pairs; macOS 12-14 are below the supported release, 15 and later run.
+// Third review, item 4: the refusal names the supported release, not a
+// missing facility (macOS 13 and 14 have O_EXEC and O_SEARCH).
 func TestCheckDarwinRelease(t *testing.T) {
 	cases := []struct {
 		release, product string
@@ -249,8 +281,11 @@ func TestCheckDarwinRelease(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("kern.osrelease %q, product %q: %v", c.release, c.product, err)
 		}
-		if err != nil && !strings.Contains(err.Error(), "macOS 15 or later") {
-			t.Errorf("%q: %v does not say what is needed", c.release, err)
+		if err != nil && !strings.Contains(err.Error(), "supports macOS 15 or later") {
+			t.Errorf("%q: %v does not say what is supported", c.release, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "O_EXEC") {
+			t.Errorf("%q: %v gives a missing facility as the reason", c.release, err)
 		}
 	}
 	if err := checkDarwinRelease("21.6.0", "12.7.6"); !strings.Contains(err.Error(), "macOS 12.7.6 (Darwin 21.6.0)") {
