@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,9 +96,10 @@ func pidpathResult(pid int, r uintptr, buf []byte) (string, error) {
 	return nameFromBuffer(buf)
 }
 
-// sigmaskResult is pthread_sigmask(2)'s outcome: an int error number in
-// the low 32 bits of the return register; the upper bits are undefined.
-func sigmaskResult(r uintptr) error {
+// pthreadResult is the outcome of pthread_sigmask(2) and pthread_kill(2):
+// an int error number (not errno) in the low 32 bits of the return
+// register; the upper bits are undefined.
+func pthreadResult(r uintptr) error {
 	if n := int32(r); n != 0 {
 		return syscall.Errno(n)
 	}
@@ -159,8 +161,11 @@ func (x *executable) revalidateNamed(open openNamed, execFlags int) error {
 // sun_path is 104 bytes with the NUL.
 const darwinMaxSocketPath = 103
 
-// darwinSigIgn is SIG_IGN in <sys/signal.h>.
-const darwinSigIgn = 1
+// SIG_DFL and SIG_IGN in <sys/signal.h>.
+const (
+	darwinSigDfl = 0
+	darwinSigIgn = 1
+)
 
 // darwinEntryState decodes what agentknock_rt0 saved on macOS: the
 // disposition of signals 1-31 (macOS has 31), the main thread's mask and
@@ -179,4 +184,191 @@ type darwinSigaction struct {
 	Handler uint64
 	Mask    uint32
 	Flags   uint32
+}
+
+// The caller's signal state on macOS, as decisions (exec_darwin.go applies
+// them): command-execution.md, "Signals and process state". The Go runtime
+// installs its handler over most inherited ignores and unblocks SIGHUP,
+// SIGINT, SIGQUIT and SIGTERM on every thread before main; Linux undoes
+// that at init and forwards a caller-blocked signal to the exec thread from
+// an assembly handler (exec_linux.go, applyCallerSignals). macOS gets the
+// same three things here: the early ignores, SIGQUIT at its default, and
+// the caller-blocked signals caught into a deferred set that is made
+// pending on the exec thread just before execve.
+
+// darwinDeferrable are the signals the runtime unblocks on every thread and
+// acts on itself: it ends the process by SIGHUP, SIGINT or SIGTERM and
+// dumps the goroutines on SIGQUIT. One the caller blocks would have stayed
+// pending for the command; the launcher catches it instead (deferred).
+var darwinDeferrable = []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM}
+
+// deferredTermination is what the approval wait catches for the command on
+// goos (watchTermination): on macOS with the entry snapshot, each of
+// darwinDeferrable that the caller blocks and does not ignore. Linux needs
+// none (its init forwards them to the exec thread), nor does a macOS build
+// without the snapshot, which cannot see the caller's blocks on these.
+func deferredTermination(goos string, cs callerState) []syscall.Signal {
+	if goos != "darwin" || !cs.exact {
+		return nil
+	}
+	var sigs []syscall.Signal
+	for _, sig := range darwinDeferrable {
+		if cs.blocks(sig) && !cs.ignored[sig] {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
+}
+
+// deferredSignals catch signals for the command instead of letting the
+// runtime act on them: one channel of one slot per signal, since a
+// pending signal is a set (a second SIGINT while one is deferred adds
+// nothing, and a full slot for one signal must not drop another).
+type deferredSignals []deferredSignal
+
+type deferredSignal struct {
+	sig syscall.Signal
+	ch  chan os.Signal
+}
+
+func catchDeferred(sigs []syscall.Signal) deferredSignals {
+	var d deferredSignals
+	for _, sig := range sigs {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, sig)
+		d = append(d, deferredSignal{sig, ch})
+	}
+	return d
+}
+
+// collect ends the catching and reports the signals that arrived, in
+// signal-number order. signal.Stop returns only once every signal already
+// caught has reached its channel, so none caught before collect is lost.
+// One sent after it meets the runtime's handler, which (not notified any
+// more) ends the process by it: a window of the few libSystem calls
+// between collect and execve (restoreDarwinCallerState), which Linux closes
+// with its forwarding handler and macOS would need an assembly signal
+// handler calling pthread_kill for.
+func (d deferredSignals) collect() []syscall.Signal {
+	var got []syscall.Signal
+	for _, ds := range d {
+		signal.Stop(ds.ch)
+		select {
+		case <-ds.ch:
+			got = append(got, ds.sig)
+		default:
+		}
+	}
+	return got
+}
+
+// darwinIgnorableEarly reports whether the caller's SIG_IGN on sig can be
+// put back at init on macOS, with the runtime still working: not the
+// synchronous faults (the runtime turns them into panics), SIGCHLD (XNU
+// reaps the children of a process that ignores it, so waiting for the
+// service would fail), SIGURG (the runtime's preemption signal), SIGPROF
+// (profiling), nor SIGKILL and SIGSTOP. Those are put back just before
+// the exec instead (darwinIgnoredAtExec).
+func darwinIgnorableEarly(sig syscall.Signal) bool {
+	switch sig {
+	case unix.SIGKILL, unix.SIGSTOP, unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS,
+		unix.SIGCHLD, unix.SIGURG, unix.SIGPROF:
+		return false
+	}
+	return true
+}
+
+// darwinEarlySignals is what init sets on macOS (exec_darwin.go) before
+// the run does anything, so that from selection on a signal acts on the
+// launcher as on the command: each ignorable signal the caller ignored is
+// ignored again (SIGTERM, SIGQUIT, SIGPIPE, SIGUSR1...; SIGHUP and SIGINT
+// the runtime left ignored anyway), and SIGQUIT goes to the kernel's
+// default, not the runtime's goroutine dump, unless the caller ignored or
+// blocked it. Without the entry snapshot only SIGHUP's and SIGINT's
+// ignores are known, and SIGQUIT still gets its default.
+func darwinEarlySignals(cs callerState) (ignore []syscall.Signal, quitDefault bool) {
+	for sig := syscall.Signal(1); sig <= 31; sig++ {
+		if cs.ignored[sig] && darwinIgnorableEarly(sig) {
+			ignore = append(ignore, sig)
+		}
+	}
+	return ignore, !cs.ignored[unix.SIGQUIT] && !cs.blocks(unix.SIGQUIT)
+}
+
+// darwinIgnoredAtExec reports whether the caller's SIG_IGN on sig is put
+// back just before execve. SIGPIPE is not (the spec gives the command its
+// default), nor SIGKILL and SIGSTOP (the kernel refuses), nor SIGURG: on
+// macOS syscall.Exec's runtime_BeforeExec waits until no preemption signal
+// is pending (runtime/proc.go, syscall_runtime_BeforeExec, Go issue 41702:
+// https://github.com/golang/go/blob/go1.26.0/src/runtime/proc.go), and a
+// SIGURG the runtime sent between the restore and that wait would be
+// discarded by the ignore, never decrementing the count: the launcher
+// would spin there for ever. Left caught, execve resets it to SIG_DFL,
+// whose action is to discard it, as the ignore would.
+func darwinIgnoredAtExec(sig syscall.Signal) bool {
+	return sig != unix.SIGPIPE && sig != unix.SIGKILL && sig != unix.SIGSTOP && sig != unix.SIGURG
+}
+
+// darwinExecMask is the mask the exec thread gets from restoreCallerState:
+// the caller's, except SIGURG, for the same wait: a preemption signal sent
+// to this thread while it blocks SIGURG would stay pending, and
+// runtime_BeforeExec would wait for it for ever. The command therefore
+// starts with SIGURG unblocked, which only a command that inspects its mask
+// or waits for SIGURG with sigwait can tell.
+func darwinExecMask(mask uint32) uint32 {
+	return mask &^ (1 << (uint(unix.SIGURG) - 1))
+}
+
+// darwinRestoreSteps are the primitives of macOS's restoreCallerState
+// (darwinHandOff in exec_darwin.go; a recorder in the tests).
+type darwinRestoreSteps interface {
+	// ignore sets sig to SIG_IGN behind the runtime's back.
+	ignore(sig syscall.Signal) error
+	// setMask sets the exec thread's mask.
+	setMask(mask uint32) error
+	// collectDeferred ends the deferred catching (deferredSignals.collect).
+	collectDeferred() []syscall.Signal
+	// raiseOnThread makes sig pending on the exec thread (pthread_kill of
+	// pthread_self).
+	raiseOnThread(sig syscall.Signal) error
+}
+
+// restoreDarwinCallerState gives the command the caller's state, in this
+// order: the ignores (darwinIgnoredAtExec); the mask (the caller's from the
+// snapshot, else threadMask, the thread's own before the hand-off blocked
+// SIGINT and SIGTERM, less darwinExecMask's SIGURG); then the deferred
+// signals, collected only now, so that one caught at any time until here is
+// kept, and raised on this thread only now that the caller's mask blocks
+// them: pending on the thread that calls execve, they are pending in the
+// command (XNU's execsigs keeps the thread's pending signals, dropping
+// only those whose default is to ignore:
+// https://github.com/apple-oss-distributions/xnu/blob/main/bsd/kern/kern_sig.c).
+// A deferred signal the mask would not block (it cannot happen: it was
+// deferred because the caller blocks it) is not raised, since it would end
+// the launcher instead.
+func restoreDarwinCallerState(s darwinRestoreSteps, cs callerState, threadMask uint32) error {
+	mask := threadMask
+	if cs.exact {
+		for sig := syscall.Signal(1); sig <= 31; sig++ {
+			if cs.ignored[sig] && darwinIgnoredAtExec(sig) {
+				if err := s.ignore(sig); err != nil {
+					return err
+				}
+			}
+		}
+		mask = uint32(cs.mask)
+	}
+	mask = darwinExecMask(mask)
+	if err := s.setMask(mask); err != nil {
+		return err
+	}
+	for _, sig := range s.collectDeferred() {
+		if mask&(1<<(uint(sig)-1)) == 0 {
+			continue
+		}
+		if err := s.raiseOnThread(sig); err != nil {
+			return err
+		}
+	}
+	return nil
 }
