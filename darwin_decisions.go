@@ -114,6 +114,13 @@ func pthreadResult(r uintptr) error {
 // virtualenv's bin/python, a symbolic link, finds its pyvenv.cfg, and a
 // script gets it as $0. The resolved path (F_GETPATH) is what the device
 // is shown; the last check requires both to name the retained object.
+//
+// This departs on purpose from the spec's macOS "Process replacement",
+// which has execve run "the captured absolute path" (and the last check
+// reopen it): run by its resolved path, a virtualenv's python is the base
+// interpreter outside the virtualenv, and a script's $0 is not what the
+// user typed. The candidate is checked by the same identity and hash, so
+// what runs is still the object the device was shown.
 func darwinExecPath(x *executable) string { return x.candidate }
 
 // openNamed opens the name that will be executed with the given flags.

@@ -949,10 +949,35 @@ func TestDarwinEntryHookIsTheEntryPoint(t *testing.T) {
 		if len(calls) == 0 || len(runtimeCalls) == 0 || calls[0] != runtimeCalls[0] {
 			t.Errorf("the hook's sigaction stub %#x is not the runtime's %#x", calls, runtimeCalls)
 		}
+		if got := hookPrologue(t, f); !slices.Equal(got, armFramePrologue) {
+			t.Errorf("the hook starts %#x, want %#x (sub sp, stp x29/x30, mov x29, sp: a frame a backtrace can walk)", got, armFramePrologue)
+		}
 		if at := symbolAt(f, last); at != "__rt0_arm64_darwin" {
 			t.Errorf("the hook ends with a branch to %q, want __rt0_arm64_darwin", at)
 		}
 	}
+}
+
+// armFramePrologue is the hook's first three instructions: sub sp, sp,
+// #48; stp x29, x30, [sp]; mov x29, sp (third review, item 7).
+var armFramePrologue = []uint32{0xd100c3ff, 0xa9007bfd, 0x910003fd}
+
+// hookPrologue is the first three instructions of _agentknock_rt0.
+func hookPrologue(t *testing.T, f *macho.File) []uint32 {
+	t.Helper()
+	text := f.Section("__text")
+	data, err := text.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Symtab.Syms {
+		if s.Name == "_agentknock_rt0" && s.Value >= text.Addr && s.Value+12 <= text.Addr+text.Size {
+			at := data[s.Value-text.Addr:]
+			return []uint32{binary.LittleEndian.Uint32(at), binary.LittleEndian.Uint32(at[4:]), binary.LittleEndian.Uint32(at[8:])}
+		}
+	}
+	t.Fatal("_agentknock_rt0 not found in __text")
+	return nil
 }
 
 // branchTargets decodes the arm64 BL instructions of the function name
