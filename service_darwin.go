@@ -96,9 +96,9 @@ const maxSocketPath = darwinMaxSocketPath
 // (task_name_for_pid with task_info TASK_AUDIT_TOKEN) or from
 // proc_pidinfo's PROC_PIDUNIQIDENTIFIERINFO, whose p_idversion is not part
 // of the documented <libproc.h> interface. The token alone would guard one
-// link of the chain at most, so the check stays best effort, as the spec
-// says: the service's directory (mode 0700) is the boundary, and a PID
-// reused between connect and the walk needs macOS's sequential PIDs to
+// link of the chain at most, so the check stays best effort (peerPID,
+// service.go): the service's directory (mode 0700) is the boundary, and a
+// PID reused between connect and the walk needs macOS's sequential PIDs to
 // wrap in that time.
 
 func socketPeerPID(fd int) (int, error) {
