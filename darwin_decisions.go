@@ -67,10 +67,10 @@ func searchGoesOnFor(goos string, err error) bool {
 // searchGoesOnUnreachable reports whether a PATH search on goos tries the
 // next entry after an error that missingCandidate and searchGoesOnFor
 // would stop at, because the candidate cannot be stat'ed either. macOS's
-// execvP(3) (FreeBSD's lib/libc/gen/exec.c, which Apple's Libc carries:
-// https://github.com/apple-oss-distributions/Libc/blob/main/gen/FreeBSD/exec.c)
-// stats the path after any other execve error and goes on when that fails
-// too: a directory in PATH that TCC protects (~/Documents, a removable
+// execvP(3) is FreeBSD's (lib/libc/gen/exec.c, execvPe:
+// https://github.com/freebsd/freebsd-src/blob/main/lib/libc/gen/exec.c),
+// which stats the path after any other execve error and goes on when that
+// fails too: a directory in PATH that TCC protects (~/Documents, a removable
 // volume) answers EPERM to both the open and the stat, a failing network
 // volume EIO. When the stat succeeds the file is there and the error
 // stands (execvP reports it). stat is only called on darwin.
