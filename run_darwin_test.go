@@ -315,6 +315,19 @@ func TestDarwinCommandInheritsTheCallersSignalState(t *testing.T) {
 	}
 }
 
+// Third review, item 2: init puts SIGQUIT at the kernel's default (the
+// caller left it there), so SIGQUIT while waiting ends the launcher by the
+// signal, as it would end the command, and never prints the runtime's
+// goroutine dump (exit status 2). With or without the entry hook.
+func TestDarwinSigquitWhileWaitingIsNoGoroutineDump(t *testing.T) {
+	l := startDarwinLaunch(t, t.TempDir(), nil, testBinary, "run", "-s", "x", "--", "sh", "-c", "echo ran")
+	l.approval.waitRequest(t)
+	l.cmd.Process.Signal(syscall.SIGQUIT)
+	if status := l.wait(t); status != 128+int(syscall.SIGQUIT) || strings.Contains(l.stdout.String(), "ran") || strings.Contains(l.stderr.String(), "goroutine ") {
+		t.Errorf("status %d (want %d), %s", status, 128+int(syscall.SIGQUIT), l)
+	}
+}
+
 // Third review, item 1: a SIGINT the caller blocks, sent while the
 // launcher waits, neither ends the launcher nor cancels the run: with the
 // entry hook it is caught into the deferred set and made pending on the
