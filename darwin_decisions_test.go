@@ -14,11 +14,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -326,15 +328,26 @@ func TestDeferredTermination(t *testing.T) {
 
 // Third review, item 1: the deferred set is caught by real signals sent to
 // this process: repeated SIGINTs fill one slot and do not crowd out a
-// later SIGTERM, nothing kills the process while they are caught, and
-// collect reports each once, in signal order; a set nothing arrived for
-// reports nothing. (On Linux a signal a process sends itself is handled
-// before kill(2) returns, so each has reached the Go handler by then.)
+// later SIGTERM, and collect reports each once, in signal order; a set
+// nothing arrived for reports nothing. A second channel (sentinel) is
+// notified of the same signals: each is sent only once the one before has
+// reached it, so every signal has been through os/signal's delivery
+// before collect (kill(2) to the own PID goes to the main thread first,
+// not the sender, so it may arrive later), and it keeps a late one from
+// ending the test after collect has stopped the set.
 func TestCatchDeferredKeepsEachSignal(t *testing.T) {
+	sentinel := make(chan os.Signal, 1)
+	signal.Notify(sentinel, unix.SIGINT, unix.SIGTERM)
+	defer signal.Stop(sentinel)
 	d := catchDeferred([]syscall.Signal{unix.SIGINT, unix.SIGTERM})
 	for _, sig := range []syscall.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGINT, unix.SIGINT, unix.SIGINT, unix.SIGINT} {
 		if err := unix.Kill(os.Getpid(), sig); err != nil {
 			t.Fatal(err)
+		}
+		select {
+		case <-sentinel:
+		case <-time.After(10 * time.Second): // a deadlock guard only
+			t.Fatalf("%v never arrived", sig)
 		}
 	}
 	if got, want := d.collect(), []syscall.Signal{unix.SIGINT, unix.SIGTERM}; !slices.Equal(got, want) {
