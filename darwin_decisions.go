@@ -251,8 +251,9 @@ func catchDeferred(sigs []syscall.Signal) deferredSignals {
 // collect ends the catching and reports the signals that arrived, in
 // signal-number order. signal.Stop returns only once every signal already
 // caught has reached its channel, so none caught before collect is lost.
-// One sent after it meets the runtime's handler, which (not notified any
-// more) ends the process by it: a window of the few libSystem calls
+// One that reaches the runtime's handler after it (sent after it, or sent
+// just before and not yet handled by the thread the kernel chose) is not
+// notified any more, and the runtime ends the process by it: a window of the few libSystem calls
 // between collect and execve (restoreDarwinCallerState), which Linux closes
 // with its forwarding handler and macOS would need an assembly signal
 // handler calling pthread_kill for.
