@@ -11,13 +11,16 @@ import (
 	"debug/macho"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -212,6 +215,37 @@ func TestNotExecutableOpen(t *testing.T) {
 	}
 }
 
+// Third review, item 5: EPERM (a TCC-protected directory such as
+// ~/Documents in PATH) or EIO from a candidate whose stat fails too does
+// not stop a macOS search, as execvP(3) goes on; when the stat succeeds
+// the file is there and the error stands; Linux keeps glibc's rule and
+// never stats for this. The stat is a real fstatat of a path under a
+// directory that does not exist, and of this test's own source.
+func TestSearchGoesOnUnreachable(t *testing.T) {
+	wd := workdir{fd: unix.AT_FDCWD}
+	stat := func(candidate string) func() error {
+		return func() error { _, err := statAt(wd, candidate); return err }
+	}
+	missing, present := filepath.Join(t.TempDir(), "absent", "gh"), "darwin_decisions_test.go"
+	for _, errno := range []syscall.Errno{unix.EPERM, unix.EIO} {
+		if missingCandidate(errno) {
+			t.Fatalf("%v is already a missing candidate; the test shows nothing", errno)
+		}
+		if !searchGoesOnUnreachable("darwin", errno, stat(missing)) {
+			t.Errorf("%v with a failing stat stops a macOS search", errno)
+		}
+		if searchGoesOnUnreachable("darwin", errno, stat(present)) {
+			t.Errorf("%v from a file that stat finds goes on", errno)
+		}
+		if searchGoesOnUnreachable("linux", errno, func() error { t.Error("Linux stats the candidate"); return errno }) {
+			t.Errorf("%v goes on in a Linux search", errno)
+		}
+	}
+	if searchGoesOnUnreachable("darwin", nil, stat(missing)) {
+		t.Error("no error goes on")
+	}
+}
+
 // Second review, item 3: a candidate that opened for execution but whose
 // F_GETPATH failed is there (a shell would run it); its ENOENT must not
 // send the search to a later PATH entry.
@@ -228,8 +262,9 @@ func TestNamingFailureStopsTheSearch(t *testing.T) {
 }
 
 // Second review, item 2: recorded kern.osrelease / kern.osproductversion
-// pairs; macOS 12-14 lack (12) or are below the supported O_EXEC/O_SEARCH
-// release, 15 and later run.
+// pairs; macOS 12-14 are below the supported release, 15 and later run.
+// Third review, item 4: the refusal names the supported release, not a
+// missing facility (macOS 13 and 14 have O_EXEC and O_SEARCH).
 func TestCheckDarwinRelease(t *testing.T) {
 	cases := []struct {
 		release, product string
@@ -249,12 +284,208 @@ func TestCheckDarwinRelease(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("kern.osrelease %q, product %q: %v", c.release, c.product, err)
 		}
-		if err != nil && !strings.Contains(err.Error(), "macOS 15 or later") {
-			t.Errorf("%q: %v does not say what is needed", c.release, err)
+		if err != nil && !strings.Contains(err.Error(), "supports macOS 15 or later") {
+			t.Errorf("%q: %v does not say what is supported", c.release, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "O_EXEC") {
+			t.Errorf("%q: %v gives a missing facility as the reason", c.release, err)
 		}
 	}
 	if err := checkDarwinRelease("21.6.0", "12.7.6"); !strings.Contains(err.Error(), "macOS 12.7.6 (Darwin 21.6.0)") {
 		t.Errorf("macOS 12: %v", err)
+	}
+}
+
+// Third review, item 1: with the entry snapshot, the signals the runtime
+// would act on (SIGHUP, SIGINT, SIGQUIT, SIGTERM) that the caller blocks
+// and does not ignore are caught for the command on macOS; never on Linux
+// (forwarded there) nor without the snapshot (the blocks are not known).
+func TestDeferredTermination(t *testing.T) {
+	bit := func(sigs ...syscall.Signal) (m uint64) {
+		for _, sig := range sigs {
+			m |= 1 << (uint(sig) - 1)
+		}
+		return m
+	}
+	cs := callerState{exact: true, mask: bit(unix.SIGINT, unix.SIGTERM, unix.SIGQUIT, unix.SIGUSR1, unix.SIGCHLD)}
+	cs.ignored[unix.SIGQUIT] = true
+	if got, want := deferredTermination("darwin", cs), []syscall.Signal{unix.SIGINT, unix.SIGTERM}; !slices.Equal(got, want) {
+		t.Errorf("darwin, exact: %v, want %v", got, want)
+	}
+	cs.mask |= bit(unix.SIGHUP)
+	cs.ignored[unix.SIGQUIT] = false
+	if got, want := deferredTermination("darwin", cs), []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM}; !slices.Equal(got, want) {
+		t.Errorf("darwin, all four blocked: %v, want %v", got, want)
+	}
+	if got := deferredTermination("linux", cs); got != nil {
+		t.Errorf("linux: %v, want none (agentknock_forward keeps them)", got)
+	}
+	cs.exact = false
+	if got := deferredTermination("darwin", cs); got != nil {
+		t.Errorf("darwin without the snapshot: %v, want none", got)
+	}
+}
+
+// Third review, item 1: the deferred set is caught by real signals sent to
+// this process: repeated SIGINTs fill one slot and do not crowd out a
+// later SIGTERM, and collect reports each once, in signal order; a set
+// nothing arrived for reports nothing. A second channel (sentinel) is
+// notified of the same signals: each is sent only once the one before has
+// reached it, so every signal has been through os/signal's delivery
+// before collect (kill(2) to the own PID goes to the main thread first,
+// not the sender, so it may arrive later), and it keeps a late one from
+// ending the test after collect has stopped the set.
+func TestCatchDeferredKeepsEachSignal(t *testing.T) {
+	sentinel := make(chan os.Signal, 1)
+	signal.Notify(sentinel, unix.SIGINT, unix.SIGTERM)
+	defer signal.Stop(sentinel)
+	d := catchDeferred([]syscall.Signal{unix.SIGINT, unix.SIGTERM})
+	for _, sig := range []syscall.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGINT, unix.SIGINT, unix.SIGINT, unix.SIGINT} {
+		if err := unix.Kill(os.Getpid(), sig); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-sentinel:
+		case <-time.After(10 * time.Second): // a deadlock guard only
+			t.Fatalf("%v never arrived", sig)
+		}
+	}
+	if got, want := d.collect(), []syscall.Signal{unix.SIGINT, unix.SIGTERM}; !slices.Equal(got, want) {
+		t.Errorf("collected %v, want %v", got, want)
+	}
+	quiet := catchDeferred([]syscall.Signal{unix.SIGTERM})
+	if got := quiet.collect(); got != nil {
+		t.Errorf("nothing sent, collected %v", got)
+	}
+	if got := deferredSignals(nil).collect(); got != nil {
+		t.Errorf("no set, collected %v", got)
+	}
+}
+
+// restoreRecorder records restoreDarwinCallerState's steps.
+type restoreRecorder struct {
+	steps    []string
+	deferred []syscall.Signal
+	failMask bool
+}
+
+func (r *restoreRecorder) ignore(sig syscall.Signal) error {
+	r.steps = append(r.steps, "ignore "+unix.SignalName(sig))
+	return nil
+}
+
+func (r *restoreRecorder) setMask(mask uint32) error {
+	r.steps = append(r.steps, fmt.Sprintf("mask %#x", mask))
+	if r.failMask {
+		return unix.EINVAL
+	}
+	return nil
+}
+
+func (r *restoreRecorder) collectDeferred() []syscall.Signal {
+	r.steps = append(r.steps, "collect")
+	return r.deferred
+}
+
+func (r *restoreRecorder) raiseOnThread(sig syscall.Signal) error {
+	r.steps = append(r.steps, "raise "+unix.SignalName(sig))
+	return nil
+}
+
+// Third review, items 1 and 3: the restore order (ignores, then the mask,
+// then the deferred signals collected and raised on the exec thread, where
+// the mask now blocks them), SIGPIPE and SIGURG never ignored again, and
+// SIGURG never blocked: syscall.Exec on macOS waits for every preemption
+// signal to be handled, which an ignored or blocked SIGURG never is.
+func TestRestoreDarwinCallerState(t *testing.T) {
+	bit := func(sigs ...syscall.Signal) (m uint32) {
+		for _, sig := range sigs {
+			m |= 1 << (uint(sig) - 1)
+		}
+		return m
+	}
+	cs := callerState{exact: true, mask: uint64(bit(unix.SIGINT, unix.SIGTERM, unix.SIGURG, unix.SIGUSR2))}
+	for _, sig := range []syscall.Signal{unix.SIGUSR1, unix.SIGPIPE, unix.SIGURG, unix.SIGHUP, unix.SIGKILL} {
+		cs.ignored[sig] = true
+	}
+	r := &restoreRecorder{deferred: []syscall.Signal{unix.SIGINT, unix.SIGTERM}}
+	if err := restoreDarwinCallerState(r, cs, 0); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for sig := syscall.Signal(1); sig <= 31; sig++ {
+		if sig == unix.SIGHUP || sig == unix.SIGUSR1 {
+			want = append(want, "ignore "+unix.SignalName(sig))
+		}
+	}
+	want = append(want, fmt.Sprintf("mask %#x", bit(unix.SIGINT, unix.SIGTERM, unix.SIGUSR2)), "collect", "raise SIGINT", "raise SIGTERM")
+	if !slices.Equal(r.steps, want) {
+		t.Errorf("exact restore:\n got %q\nwant %q", r.steps, want)
+	}
+
+	// A deferred signal the mask does not block would end the launcher if
+	// raised: it is not.
+	r = &restoreRecorder{deferred: []syscall.Signal{unix.SIGQUIT}}
+	if err := restoreDarwinCallerState(r, cs, 0); err != nil || slices.Contains(r.steps, "raise SIGQUIT") {
+		t.Errorf("unblocked deferred signal: %v, %q", err, r.steps)
+	}
+
+	// Without the snapshot: no ignores, the thread's own mask less SIGURG.
+	r = &restoreRecorder{}
+	if err := restoreDarwinCallerState(r, callerState{}, bit(unix.SIGUSR2, unix.SIGURG)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{fmt.Sprintf("mask %#x", bit(unix.SIGUSR2)), "collect"}; !slices.Equal(r.steps, want) {
+		t.Errorf("approximate restore: %q, want %q", r.steps, want)
+	}
+
+	// A failed mask stops before anything is raised.
+	r = &restoreRecorder{deferred: []syscall.Signal{unix.SIGINT}, failMask: true}
+	if err := restoreDarwinCallerState(r, cs, 0); err == nil || slices.Contains(r.steps, "raise SIGINT") {
+		t.Errorf("failed mask: %v, %q", err, r.steps)
+	}
+}
+
+// Third review, item 3: SIGURG, SIGPIPE, SIGKILL and SIGSTOP are not
+// ignored again before the exec; every other ignore is.
+func TestDarwinIgnoredAtExec(t *testing.T) {
+	for sig := syscall.Signal(1); sig <= 31; sig++ {
+		want := sig != unix.SIGURG && sig != unix.SIGPIPE && sig != unix.SIGKILL && sig != unix.SIGSTOP
+		if got := darwinIgnoredAtExec(sig); got != want {
+			t.Errorf("%v: %v, want %v", unix.SignalName(sig), got, want)
+		}
+	}
+	if darwinExecMask(^uint32(0))&(1<<(uint(unix.SIGURG)-1)) != 0 || darwinExecMask(^uint32(0))|(1<<(uint(unix.SIGURG)-1)) != ^uint32(0) {
+		t.Error("darwinExecMask must clear SIGURG and only SIGURG")
+	}
+}
+
+// Third review, item 2: at init macOS ignores again what the caller
+// ignored, except the signals the runtime needs, and gives SIGQUIT its
+// default unless the caller ignored or blocked it (never a goroutine dump).
+func TestDarwinEarlySignals(t *testing.T) {
+	var cs callerState
+	for _, sig := range []syscall.Signal{unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE, unix.SIGUSR1, unix.SIGURG, unix.SIGCHLD, unix.SIGSEGV, unix.SIGPROF} {
+		cs.ignored[sig] = true
+	}
+	ignore, quitDefault := darwinEarlySignals(cs)
+	var want []syscall.Signal
+	for sig := syscall.Signal(1); sig <= 31; sig++ {
+		if sig == unix.SIGTERM || sig == unix.SIGHUP || sig == unix.SIGPIPE || sig == unix.SIGUSR1 {
+			want = append(want, sig)
+		}
+	}
+	if !slices.Equal(ignore, want) || !quitDefault {
+		t.Errorf("ignore %v (want %v), SIGQUIT default %v (want true)", ignore, want, quitDefault)
+	}
+	cs.ignored[unix.SIGQUIT] = true
+	if ignore, quitDefault = darwinEarlySignals(cs); quitDefault || !slices.Contains(ignore, unix.SIGQUIT) {
+		t.Errorf("caller ignores SIGQUIT: ignore %v, default %v", ignore, quitDefault)
+	}
+	cs.ignored[unix.SIGQUIT] = false
+	cs.mask = 1 << (uint(unix.SIGQUIT) - 1)
+	if _, quitDefault = darwinEarlySignals(cs); quitDefault {
+		t.Error("caller blocks SIGQUIT: it is set to its default")
 	}
 }
 
@@ -275,15 +506,15 @@ func TestPidpathResult(t *testing.T) {
 
 // Second review, item 4: pthread_sigmask's int result is the low 32 bits;
 // what the upper bits of the register hold is not part of it.
-func TestSigmaskResult(t *testing.T) {
+func TestPthreadResult(t *testing.T) {
 	for r, want := range map[uintptr]error{
 		0:                  nil,
 		0xdeadbeef00000000: nil,
 		22:                 unix.EINVAL,
 		0x1234567800000016: unix.EINVAL,
 	} {
-		if got := sigmaskResult(r); got != want {
-			t.Errorf("sigmaskResult(%#x) = %v, want %v", r, got, want)
+		if got := pthreadResult(r); got != want {
+			t.Errorf("pthreadResult(%#x) = %v, want %v", r, got, want)
 		}
 	}
 }
@@ -731,10 +962,35 @@ func TestDarwinEntryHookIsTheEntryPoint(t *testing.T) {
 		if len(calls) == 0 || len(runtimeCalls) == 0 || calls[0] != runtimeCalls[0] {
 			t.Errorf("the hook's sigaction stub %#x is not the runtime's %#x", calls, runtimeCalls)
 		}
+		if got := hookPrologue(t, f); !slices.Equal(got, armFramePrologue) {
+			t.Errorf("the hook starts %#x, want %#x (sub sp, stp x29/x30, mov x29, sp: a frame a backtrace can walk)", got, armFramePrologue)
+		}
 		if at := symbolAt(f, last); at != "__rt0_arm64_darwin" {
 			t.Errorf("the hook ends with a branch to %q, want __rt0_arm64_darwin", at)
 		}
 	}
+}
+
+// armFramePrologue is the hook's first three instructions: sub sp, sp,
+// #48; stp x29, x30, [sp]; mov x29, sp (third review, item 7).
+var armFramePrologue = []uint32{0xd100c3ff, 0xa9007bfd, 0x910003fd}
+
+// hookPrologue is the first three instructions of _agentknock_rt0.
+func hookPrologue(t *testing.T, f *macho.File) []uint32 {
+	t.Helper()
+	text := f.Section("__text")
+	data, err := text.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Symtab.Syms {
+		if s.Name == "_agentknock_rt0" && s.Value >= text.Addr && s.Value+12 <= text.Addr+text.Size {
+			at := data[s.Value-text.Addr:]
+			return []uint32{binary.LittleEndian.Uint32(at), binary.LittleEndian.Uint32(at[4:]), binary.LittleEndian.Uint32(at[8:])}
+		}
+	}
+	t.Fatal("_agentknock_rt0 not found in __text")
+	return nil
 }
 
 // branchTargets decodes the arm64 BL instructions of the function name

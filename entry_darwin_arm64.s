@@ -14,9 +14,14 @@
 
 // On the thread's C stack, 16-byte aligned at entry. R19-R21 are
 // callee-saved in the C convention; R18 is the platform's and untouched.
+// The frame record (R29, R30) at the bottom of the frame and R29 pointing
+// at it are the AAPCS64 frame chain, so a backtrace taken inside the
+// libSystem calls (a crash report, a debugger) walks through this frame
+// to dyld's start.
 TEXT agentknock_rt0(SB),NOSPLIT|NOFRAME,$0
 	SUB	$48, RSP
 	STP	(R29, R30), (RSP)
+	MOVD	RSP, R29
 	STP	(R0, R1), 16(RSP)
 	STP	(R2, R3), 32(RSP)
 

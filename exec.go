@@ -9,6 +9,7 @@ package main
 import (
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -114,10 +115,10 @@ func (e *revalidationError) Unwrap() error { return e.err }
 // Termination signals while agentknock waits: command-execution.md,
 // "Signals and process state". SIGINT and SIGTERM cancel the operation
 // unless the caller ignores them, in which case agentknock ignores them too,
-// as the command would, or (Linux, with the entry hook) blocks them, in
-// which case they stay pending for the command. The caller's ignores and
+// as the command would, or (with the entry hook) blocks them, in which
+// case they stay pending for the command. The caller's ignores and
 // blocks are given back when the process starts (applyCallerSignals,
-// exec_linux.go), not here: the runtime replaced them before main,
+// exec_linux.go; darwinEarlySignals, exec_darwin.go), not here: the runtime replaced them before main,
 // and the first hash runs before this watch exists.
 
 // signalsIgnoreVisible are the signals whose inherited SIG_IGN the Go
@@ -131,6 +132,9 @@ var signalsIgnoreVisible = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT}
 // goroutine reads it: the one that waits for approval and then execs.
 type signalWatch struct {
 	ch chan os.Signal
+	// deferred catches the signals the caller blocks that the platform
+	// keeps for the command itself (deferredTermination; macOS only).
+	deferred deferredSignals
 	// testOnlyAfterBlock, set only by the agentknock_testapproval build,
 	// runs once the hand-off has blocked SIGINT and SIGTERM, so a test can
 	// make a signal pending at exactly that point.
@@ -138,7 +142,7 @@ type signalWatch struct {
 }
 
 func watchTermination(cs callerState) *signalWatch {
-	w := &signalWatch{ch: make(chan os.Signal, 4)}
+	w := &signalWatch{ch: make(chan os.Signal, 4), deferred: catchDeferred(deferredTermination(runtime.GOOS, cs))}
 	var caught []os.Signal
 	for _, sig := range []syscall.Signal{unix.SIGINT, unix.SIGTERM} {
 		switch {
@@ -146,7 +150,8 @@ func watchTermination(cs callerState) *signalWatch {
 			signal.Ignore(sig)
 		case cs.blocks(sig):
 			// Pending for the command (Linux: forwarded to the main
-			// thread); it does not cancel, as it would not end the command.
+			// thread; macOS: deferred, then raised on the exec thread);
+			// it does not cancel, as it would not end the command.
 		default:
 			caught = append(caught, sig)
 		}

@@ -79,6 +79,27 @@ type callerState struct {
 	closedStd uint8
 }
 
+// init puts back, before the run does anything, the caller's ignores that
+// the runtime can work with and SIGQUIT's default (darwinEarlySignals), as
+// Linux's init does: from selection on, a SIGTERM the caller ignores no
+// longer ends the launcher and SIGQUIT never prints a goroutine dump. A
+// signal in the few milliseconds between the runtime's start and here
+// still meets the runtime's handlers. What the caller blocks is caught
+// from the approval wait on (deferredTermination) and, before that, acts
+// as the runtime makes it act: macOS has no counterpart yet of Linux's
+// forwarding handler.
+func init() {
+	ignore, quitDefault := darwinEarlySignals(loadCallerState())
+	for _, sig := range ignore {
+		// A disposition the kernel refuses stays as the runtime set it;
+		// nothing better can be done for it here.
+		_ = setDisposition(sig, darwinSigIgn)
+	}
+	if quitDefault {
+		_ = setDisposition(unix.SIGQUIT, darwinSigDfl)
+	}
+}
+
 // loadCallerState must run before the first signal.Notify.
 func loadCallerState() callerState {
 	var cs callerState
@@ -157,29 +178,31 @@ func (h *darwinHandOff) pendingTermination() syscall.Signal {
 	return pendingTermination(uint64(pending), h.cs)
 }
 
-// restoreCallerState puts back, with a snapshot from agentknock_rt0, the
-// caller's ignores (SIGPIPE stays caught, so execve makes it SIG_DFL) and
-// mask; without one, the thread's mask from before the block, which is the
-// caller's mask less the signals the Go runtime unblocks. Caught signals
+// restoreCallerState gives the command the caller's state in the order of
+// restoreDarwinCallerState (darwin_decisions.go): with a snapshot from
+// agentknock_rt0, the caller's ignores (SIGPIPE stays caught, so execve
+// makes it SIG_DFL; SIGURG stays the runtime's) and mask; without one, the
+// thread's mask from before the block, which is the caller's mask less the
+// signals the Go runtime unblocks; then the signals the caller blocked that
+// arrived while agentknock ran, made pending on this thread. Caught signals
 // become SIG_DFL at execve; inherited ignores the runtime left alone are
 // still in place. The open-file limit is syscall.Exec's.
 func (h *darwinHandOff) restoreCallerState() error {
 	if !h.maskChanged {
 		return nil
 	}
-	mask := h.threadMask
-	if h.cs.exact {
-		for sig := 1; sig <= 31; sig++ {
-			if h.cs.ignored[sig] && sig != int(unix.SIGPIPE) && sig != int(unix.SIGKILL) && sig != int(unix.SIGSTOP) {
-				if err := setDisposition(syscall.Signal(sig), darwinSigIgn); err != nil {
-					return err
-				}
-			}
-		}
-		mask = uint32(h.cs.mask)
-	}
+	return restoreDarwinCallerState(h, h.cs, h.threadMask)
+}
+
+func (h *darwinHandOff) ignore(sig syscall.Signal) error { return setDisposition(sig, darwinSigIgn) }
+
+func (h *darwinHandOff) setMask(mask uint32) error {
 	return threadSigmask(darwinSigSetmask, &mask, nil)
 }
+
+func (h *darwinHandOff) collectDeferred() []syscall.Signal { return h.watch.deferred.collect() }
+
+func (h *darwinHandOff) raiseOnThread(sig syscall.Signal) error { return raiseOnThisThread(sig) }
 
 func (h *darwinHandOff) connectStdin() error { return becomeStdin(h.stdin) }
 
@@ -207,7 +230,8 @@ func terminationSet() uint32 {
 
 // The few libSystem functions the macOS launch path needs that
 // golang.org/x/sys/unix does not wrap: fcntl(F_GETPATH) with a buffer,
-// proc_pidpath(3), pthread_sigmask(2), sigaction(2) and sigpending(2). macOS supports
+// proc_pidpath(3), pthread_sigmask(2), pthread_self(3) with
+// pthread_kill(2), sigaction(2) and sigpending(2). macOS supports
 // system calls only through libSystem (Go's own syscall.Exec says raw
 // system calls "should never be used" there), so these are called the way
 // x/sys calls libSystem: a trampoline per function (libc_darwin.s) and the
@@ -231,6 +255,14 @@ var libc_pthread_sigmask_trampoline_addr uintptr
 var libc_sigaction_trampoline_addr uintptr
 
 //go:cgo_import_dynamic libc_sigaction sigaction "/usr/lib/libSystem.B.dylib"
+
+var libc_pthread_self_trampoline_addr uintptr
+
+//go:cgo_import_dynamic libc_pthread_self pthread_self "/usr/lib/libSystem.B.dylib"
+
+var libc_pthread_kill_trampoline_addr uintptr
+
+//go:cgo_import_dynamic libc_pthread_kill pthread_kill "/usr/lib/libSystem.B.dylib"
 
 var libc_sigpending_trampoline_addr uintptr
 
@@ -268,7 +300,17 @@ func processPath(pid int) (string, error) {
 // its error number rather than setting errno.
 func threadSigmask(how int, set, old *uint32) error {
 	r, _, _ := syscall_syscall(libc_pthread_sigmask_trampoline_addr, uintptr(how), uintptr(unsafe.Pointer(set)), uintptr(unsafe.Pointer(old)))
-	return sigmaskResult(r)
+	return pthreadResult(r)
+}
+
+// raiseOnThisThread makes sig pending on the calling thread only:
+// pthread_kill(pthread_self(), sig), macOS's raise(3). The caller holds the
+// thread (runtime.LockOSThread), and the runtime's syscall runs the call on
+// that same thread's system stack.
+func raiseOnThisThread(sig syscall.Signal) error {
+	self, _, _ := syscall_syscall(libc_pthread_self_trampoline_addr, 0, 0, 0)
+	r, _, _ := syscall_syscall(libc_pthread_kill_trampoline_addr, self, uintptr(sig), 0)
+	return pthreadResult(r)
 }
 
 // threadPendingSignals is sigpending(2). On macOS it reports the calling

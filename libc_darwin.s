@@ -28,3 +28,13 @@ TEXT libc_sigaction_trampoline<>(SB),NOSPLIT,$0-0
 	JMP	libc_sigaction(SB)
 GLOBL	·libc_sigaction_trampoline_addr(SB), RODATA, $8
 DATA	·libc_sigaction_trampoline_addr(SB)/8, $libc_sigaction_trampoline<>(SB)
+
+TEXT libc_pthread_self_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_pthread_self(SB)
+GLOBL	·libc_pthread_self_trampoline_addr(SB), RODATA, $8
+DATA	·libc_pthread_self_trampoline_addr(SB)/8, $libc_pthread_self_trampoline<>(SB)
+
+TEXT libc_pthread_kill_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_pthread_kill(SB)
+GLOBL	·libc_pthread_kill_trampoline_addr(SB), RODATA, $8
+DATA	·libc_pthread_kill_trampoline_addr(SB)/8, $libc_pthread_kill_trampoline<>(SB)

@@ -315,9 +315,62 @@ func TestDarwinCommandInheritsTheCallersSignalState(t *testing.T) {
 	}
 }
 
-// The signal state --version reports matches the build.
+// Third review, item 2: init puts SIGQUIT at the kernel's default (the
+// caller left it there), so SIGQUIT while waiting ends the launcher by the
+// signal, as it would end the command, and never prints the runtime's
+// goroutine dump (exit status 2). With or without the entry hook.
+func TestDarwinSigquitWhileWaitingIsNoGoroutineDump(t *testing.T) {
+	l := startDarwinLaunch(t, t.TempDir(), nil, testBinary, "run", "-s", "x", "--", "sh", "-c", "echo ran")
+	l.approval.waitRequest(t)
+	l.cmd.Process.Signal(syscall.SIGQUIT)
+	if status := l.wait(t); status != 128+int(syscall.SIGQUIT) || strings.Contains(l.stdout.String(), "ran") || strings.Contains(l.stderr.String(), "goroutine ") {
+		t.Errorf("status %d (want %d), %s", status, 128+int(syscall.SIGQUIT), l)
+	}
+}
+
+// Third review, item 1: a SIGINT the caller blocks, sent while the
+// launcher waits, neither ends the launcher nor cancels the run: with the
+// entry hook it is caught into the deferred set and made pending on the
+// exec thread, so the command starts with it blocked and pending, as
+// after a direct exec. Without the hook the block is not known (the
+// runtime lifted it), so the SIGINT cancels as Ctrl-C does (status 130).
+func TestDarwinBlockedSigintReachesTheCommand(t *testing.T) {
+	perl, err := exec.LookPath("perl")
+	if err != nil {
+		t.Skip("no perl to report the command's pending signals")
+	}
+	probe := `use POSIX; my $p = POSIX::SigSet->new; sigpending($p); print $p->ismember(SIGINT) ? "pending\n" : "none\n";`
+	env := []string{
+		"AGENTKNOCK_TEST_ROLE=caller",
+		"AGENTKNOCK_TEST_BLOCK=" + fmt.Sprint(int(syscall.SIGINT)),
+		"AGENTKNOCK_TEST_EXEC=" + strings.Join([]string{testBinary, "run", "-s", "x", "--", perl, "-e", probe}, "\x1f"),
+	}
+	l := startDarwinLaunch(t, t.TempDir(), env, os.Args[0])
+	l.approval.waitRequest(t)
+	if err := l.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// Ordering only: the signal is handled by the launcher before the
+	// approval arrives, not during the hand-off (which the deferred set
+	// also covers up to its collection).
+	time.Sleep(200 * time.Millisecond)
+	l.approval.respond(t, map[string]any{})
+	status := l.wait(t)
+	if !withEntryHook {
+		if status != 130 {
+			t.Errorf("without the entry hook: status %d, want 130 (%s)", status, l)
+		}
+		return
+	}
+	if status != 0 || strings.TrimSpace(l.stdout.String()) != "pending" {
+		t.Errorf("status %d, %s; want 0 and SIGINT pending in the command", status, l)
+	}
+}
+
+// The signal state --version --verbose reports matches the build (plain
+// --version prints the one line scripts compare).
 func TestDarwinVersionReportsTheSignalState(t *testing.T) {
-	out, err := exec.Command(testBinary, "--version").Output()
+	out, err := exec.Command(testBinary, "--version", "--verbose").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

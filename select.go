@@ -184,7 +184,10 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 		if err == nil {
 			return x, nil
 		}
-		if !missingCandidate(err) {
+		if !missingCandidate(err) && !searchGoesOnUnreachable(runtime.GOOS, err, func() error {
+			_, statErr := statAt(wd, candidate)
+			return statErr
+		}) {
 			return nil, describeOpenError(candidate, err)
 		}
 		if denied == "" && (errors.Is(err, unix.EACCES) || errors.Is(err, errNotExecutable)) {

@@ -74,8 +74,9 @@ func openForReading(x *executable) (*os.File, error) {
 	return x.openChecked(open, unix.O_RDONLY)
 }
 
-// revalidate opens the candidate pathname, the one execve will be given,
-// from the retained directory with O_EXEC and requires the retained
+// revalidate opens the candidate pathname, the one execve will be given
+// (not the captured absolute path the spec names: darwinExecPath says
+// why), from the retained directory with O_EXEC and requires the retained
 // object, then, when a hash was reported, reads it again by that name. It
 // is the last step before execve (replaceProcess), so that nothing between
 // the check and the call waits on anything.

@@ -86,6 +86,20 @@ func watchOwner(pid int) (<-chan struct{}, error) {
 const maxSocketPath = darwinMaxSocketPath
 
 // The peer PID of a Unix socket on macOS: LOCAL_PEERPID.
+//
+// LOCAL_PEERTOKEN (the peer's audit token, whose PID version would tell a
+// reused PID apart) can be read cgo-free (x/sys has the constant; a
+// getsockopt of 32 bytes), but it is not used, because nothing cgo-free
+// can compare it with anything: the check walks parent records from that
+// PID (descendsFrom, service.go), and the version of the process now
+// holding a PID, or of each parent on the way, comes only from a task port
+// (task_name_for_pid with task_info TASK_AUDIT_TOKEN) or from
+// proc_pidinfo's PROC_PIDUNIQIDENTIFIERINFO, whose p_idversion is not part
+// of the documented <libproc.h> interface. The token alone would guard one
+// link of the chain at most, so the check stays best effort (peerPID,
+// service.go): the service's directory (mode 0700) is the boundary, and a
+// PID reused between connect and the walk needs macOS's sequential PIDs to
+// wrap in that time.
 
 func socketPeerPID(fd int) (int, error) {
 	return unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
