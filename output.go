@@ -279,8 +279,10 @@ const (
 	failRelayUnavailable
 	failRelayRefused
 	failRelayAddress
+	failRelayBusy // CAPACITY_EXCEEDED until the budget ran out: this client's other exchanges fill the relay's share
 	failClientInactive
 	failExpired
+	failRequestTooLarge // over the relay's frame limit: the same request fails the same way
 	// This host and the command.
 	failInterrupted
 	failCommandNotFound
@@ -400,6 +402,10 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return []string{"Suggested action: Check the relay's message above and the pairing, which this shows:", "agentknock pairing status --verbose"}
 	case failRelayAddress:
 		return []string{"Suggested action: Set AGENTKNOCK_RELAY_URL to wss://HOST (ws:// only for a loopback address), or unset it, then run " + rerun + " again."}
+	case failRelayBusy:
+		return []string{"Suggested action: Wait for this client's other requests to the device to finish (the relay limits how many one client has open), then run " + rerun + " again."}
+	case failRequestTooLarge:
+		return []string{"Suggested action: Running it again sends the same bytes: make the request smaller (shorter arguments or --reason, a smaller script or signing payload), then run " + rerun + " again."}
 	case failExpired:
 		return []string{"Suggested action: Run " + rerun + " again, and answer the request on the device while Agentknock waits."}
 	case failInterrupted:
