@@ -458,7 +458,11 @@ type stopReport struct {
 // carries none.
 func (r stopReport) lines(err error, fallback failureClass) []string {
 	class, fix := classOf(err, fallback)
-	out := []string{sentence(err.Error())}
+	// Each producer escapes the names it puts in a message; escaping the
+	// whole text again here changes nothing they escaped and keeps any
+	// name one of them missed (or a system error quoting one) from
+	// reaching the terminal raw.
+	out := []string{sentence(printable(err.Error()))}
 	if r.notContacted || errors.As(err, new(*uncontactedError)) {
 		out = append(out, "Agentknock did not contact the device.")
 	}

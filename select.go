@@ -174,7 +174,7 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 		}
 		return x, nil
 	}
-	denied := ""
+	denied, unsearchable := "", ""
 	for _, dir := range strings.Split(searchPath, ":") {
 		if dir == "" {
 			dir = "."
@@ -188,15 +188,24 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 			return nil, describeOpenError(candidate, err)
 		}
 		if denied == "" && (errors.Is(err, unix.EACCES) || errors.Is(err, errNotExecutable)) {
-			if _, statErr := statAt(wd, candidate); statErr == nil {
+			_, statErr := statAt(wd, candidate)
+			switch {
+			case statErr == nil:
 				denied = candidate
+			case unsearchable == "" && errors.Is(statErr, unix.EACCES):
+				unsearchable = dir
 			}
 		}
 	}
-	if denied != "" {
+	switch {
+	case denied != "":
 		return nil, classify(failCommandNotExecutable, fmt.Errorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", printable(denied)))
+	case unsearchable != "":
+		// As a shell says it (dash: "Permission denied"): the command may
+		// be in a PATH directory this user may not search.
+		return nil, classify(failCommandNotExecutable, fmt.Errorf("cannot run %s: permission denied (the PATH directory %s cannot be searched, and no other PATH directory has it)", quoted(command), printable(unsearchable)))
 	}
-	return nil, classify(failCommandNotFound, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath))
+	return nil, classify(failCommandNotFound, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), printable(searchPath)))
 }
 
 func describeOpenError(candidate string, err error) error {

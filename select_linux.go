@@ -189,7 +189,7 @@ func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error)
 		fd, err = unix.Openat(dirfd, name, flags, 0)
 	}
 	if err != nil {
-		return -1, &os.PathError{Op: "open", Path: name, Err: err}
+		return -1, &os.PathError{Op: "open", Path: printable(name), Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

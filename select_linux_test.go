@@ -453,3 +453,92 @@ func TestParentPIDPastAnAwkwardCommandName(t *testing.T) {
 		t.Fatal("parentPID of a process that does not exist succeeded")
 	}
 }
+
+// escapeTitle is an OSC sequence that would set the terminal's title: ESC
+// ] 0 ; TITLE BEL.
+const escapeTitle = "\x1b]0;TITLE\x07"
+
+// noRawControls fails when text holds ESC or BEL, and requires the escaped
+// form of escapeTitle instead.
+func noRawControls(t *testing.T, text string) {
+	t.Helper()
+	if strings.ContainsAny(text, "\x1b\x07") {
+		t.Fatalf("raw control characters in %q", text)
+	}
+	if !strings.Contains(text, `\x1b]0;TITLE\x07`) {
+		t.Fatalf("the escaped name is missing from %q", text)
+	}
+}
+
+// Finding 5: the PATH printed when a command is not found is escaped.
+func TestNotFoundMessageEscapesPATH(t *testing.T) {
+	l := startLaunch(t, t.TempDir(), []string{"PATH=/nonexistent/" + escapeTitle + ":/also-not-there"}, "-s", "x", "--", "agentknock-no-such-command")
+	if status := l.wait(t); status != 1 || !strings.Contains(l.stderr.String(), "wasn't found") {
+		t.Fatalf("status %d stderr %q", status, l.stderr.String())
+	}
+	noRawControls(t, l.stderr.String())
+}
+
+// runAsNobody starts the launcher as nobody in dir with its test approval
+// in dir/approval, which nobody may write.
+func runAsNobody(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, approvalDir, *bytes.Buffer) {
+	t.Helper()
+	approval := filepath.Join(dir, "approval")
+	os.Mkdir(approval, 0o777)
+	os.Chmod(approval, 0o777)
+	cmd := exec.Command(testBinary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+approval), env...)
+	cmd.SysProcAttr = nobody
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, approvalDir(approval), &stderr
+}
+
+// Finding 5: an open error after approval names the script's directory
+// escaped. The script is swapped, while the request waits, for a copy that
+// nobody may execute but not read, so the revalidating open is refused.
+func TestOpenErrorAfterApprovalEscapesTheDirectory(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-escape-")
+	sub := filepath.Join(dir, "d"+escapeTitle)
+	writeExecutable(t, filepath.Join(sub, "tool"), "#!/bin/sh\necho ran\n")
+	cmd, approval, stderr := runAsNobody(t, dir, nil, "-s", "x", "--", "./d"+escapeTitle+"/tool")
+	approval.waitRequest(t)
+	writeExecutable(t, filepath.Join(sub, "tool.new"), "#!/bin/sh\necho ran\n")
+	os.Chmod(filepath.Join(sub, "tool.new"), 0o711)
+	if err := os.Rename(filepath.Join(sub, "tool.new"), filepath.Join(sub, "tool")); err != nil {
+		t.Fatal(err)
+	}
+	approval.approve(t, nil)
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "again before running it") {
+		t.Fatalf("%v: %q", cmd.ProcessState, stderr.String())
+	}
+	noRawControls(t, stderr.String())
+}
+
+// Finding 9: a command that may be in a PATH directory this user cannot
+// search is refused as a shell refuses it ("Permission denied"), not as
+// missing, and the directory is named.
+func TestUnsearchablePATHDirectoryIsPermissionDenied(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-nosearch-")
+	locked := filepath.Join(dir, "locked")
+	writeExecutable(t, filepath.Join(locked, "tool"), "#!/bin/sh\necho ran\n")
+	os.Chmod(locked, 0o700) // root's: nobody may not search it
+	direct := exec.Command("sh", "-c", "tool")
+	direct.Env = []string{"PATH=" + locked}
+	direct.SysProcAttr = nobody
+	out, _ := direct.CombinedOutput()
+	if !strings.Contains(strings.ToLower(string(out)), "permission denied") {
+		t.Fatalf("the shell itself says %q", out)
+	}
+	cmd, _, stderr := runAsNobody(t, dir, []string{"PATH=/nonexistent:" + locked}, "-s", "x", "--", "tool")
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "permission denied (the PATH directory "+locked+" cannot be searched") || strings.Contains(stderr.String(), "wasn't found") {
+		t.Fatalf("%v: %q", cmd.ProcessState, stderr.String())
+	}
+}
