@@ -13,9 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -37,8 +37,59 @@ type executable struct {
 	contents  *string
 	// readable is the same object opened for reading (Linux), retained
 	// from inspection to revalidation; nil until then or when unreadable.
-	readable *os.File //lint:ignore U1000 Linux only
+	readable *rawFile //lint:ignore U1000 Linux only
 }
+
+// rawFile reads a descriptor opened O_NONBLOCK with read(2) itself, never
+// through the runtime's poller (which would need descriptors of its own,
+// see exec_linux.go), and within a time bound as well as the size bound of
+// its callers. O_NONBLOCK stays set: a regular file ignores it, and a
+// pseudo-file that reports itself regular but whose read would wait (a
+// tracefs trace_pipe, /proc/kmsg) then answers EAGAIN at once instead of
+// holding the run, and the approval, for as long as it likes. The time
+// bound ends a file that trickles its bytes; a single read that a file
+// system never finishes, ignoring O_NONBLOCK (a hung network mount or
+// FUSE daemon), is not interrupted.
+type rawFile struct {
+	fd       int
+	deadline time.Time
+}
+
+// hashReadBound is how long reading a file of size bytes may take: 10 s,
+// and 1 s more for each 10 MiB (a slow disk's pace).
+func hashReadBound(size int64) time.Duration {
+	return 10*time.Second + time.Duration(size/(10<<20))*time.Second
+}
+
+var (
+	errReadWouldWait = errors.New("it reports itself as a regular file, but reading it would wait (a pseudo-file such as a kernel trace pipe, whose contents never end)")
+	errReadTooSlow   = errors.New("reading it took longer than its time bound")
+)
+
+func (f *rawFile) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		if time.Now().After(f.deadline) {
+			return 0, errReadTooSlow
+		}
+		n, err := unix.Read(f.fd, p)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return 0, errReadWouldWait
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f *rawFile) Close() error { return unix.Close(f.fd) }
 
 // workdir is the retained working directory.
 type workdir struct {

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -130,7 +131,7 @@ func nameDescriptor(fd int, candidate string, st *unix.Stat_t) (string, error) {
 // keeps that descriptor: revalidation reads the object that was inspected
 // even if its name changed meanwhile. Each call returns a duplicate at
 // offset 0 for the caller to read and close.
-func openForReading(x *executable) (*os.File, error) {
+func openForReading(x *executable) (*rawFile, error) {
 	if x.readable == nil {
 		var want unix.Stat_t
 		if err := unix.Fstat(x.fd, &want); err != nil {
@@ -140,9 +141,9 @@ func openForReading(x *executable) (*os.File, error) {
 		if err != nil {
 			return nil, classifyReadRefusal(x.fd, err)
 		}
-		x.readable = os.NewFile(uintptr(fd), x.path)
+		x.readable = &rawFile{fd: fd}
 	}
-	fd, err := unix.FcntlInt(x.readable.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	fd, err := unix.FcntlInt(uintptr(x.readable.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,17 @@ func openForReading(x *executable) (*os.File, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), x.path), nil
+	return newRawFile(fd)
+}
+
+// newRawFile reads fd within the time bound for its current size.
+func newRawFile(fd int) (*rawFile, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &rawFile{fd: fd, deadline: time.Now().Add(hashReadBound(st.Size))}, nil
 }
 
 // classifyReadRefusal keeps EACCES or EPERM, which inspect takes for an
@@ -176,9 +187,8 @@ func classifyReadRefusal(pathFd int, err error) error {
 // object, or without /proc by name (name, from dirfd) once, keeping the
 // descriptor only if it is a regular file with want's device and inode.
 // O_NONBLOCK keeps a FIFO from blocking the open and O_NOCTTY keeps a
-// terminal from becoming the controlling one; O_NONBLOCK is cleared
-// afterwards so that reads never involve the runtime's network poller,
-// which needs descriptors of its own (see exec_linux.go).
+// terminal from becoming the controlling one; O_NONBLOCK stays set, and
+// the descriptor is read only through rawFile, never the runtime's poller.
 func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
 	var fd int
@@ -200,10 +210,6 @@ func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error)
 		unix.Close(fd)
 		return -1, fmt.Errorf("%s was replaced while it was being read", printable(name))
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
 	return fd, nil
 }
 
@@ -212,7 +218,7 @@ func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error)
 // is looked up with O_PATH first, which opens nothing, and only a regular
 // file is then opened for reading: a FIFO, a device or a terminal put at
 // the name during the approval wait is refused without being opened.
-func openPathForReading(wd workdir, x *executable) (*os.File, error) {
+func openPathForReading(wd workdir, x *executable) (*rawFile, error) {
 	dirfd := dirfdFor(wd, x.candidate)
 	pathFd, err := unix.Openat(dirfd, x.candidate, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -230,7 +236,7 @@ func openPathForReading(wd workdir, x *executable) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), x.candidate), nil
+	return newRawFile(fd)
 }
 
 // revalidate repeats the hash observation just before execution: a binary
@@ -242,7 +248,7 @@ func (x *executable) revalidate(wd workdir) error {
 	}
 	open := openForReading
 	if x.script {
-		open = func(x *executable) (*os.File, error) { return openPathForReading(wd, x) }
+		open = func(x *executable) (*rawFile, error) { return openPathForReading(wd, x) }
 	}
 	f, err := open(x)
 	if err != nil {

@@ -7,12 +7,15 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -540,5 +543,92 @@ func TestUnsearchablePATHDirectoryIsPermissionDenied(t *testing.T) {
 	cmd.Wait()
 	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "permission denied (the PATH directory "+locked+" cannot be searched") || strings.Contains(stderr.String(), "wasn't found") {
 		t.Fatalf("%v: %q", cmd.ProcessState, stderr.String())
+	}
+}
+
+// Finding 4, with a real special file that reports itself regular: a
+// script swapped, while the request waits, for a symbolic link to a
+// tracefs trace_pipe (a regular file of size 0 whose read waits for trace
+// events, for ever on an idle system). The launcher runs in a mount
+// namespace of its own with tracefs mounted at /sys/kernel/tracing; the
+// trace_pipe is that of a tracing instance made for the test (a
+// trace_pipe has one reader at a time, so the global one may be busy).
+// The revalidating read answers at once that the file would wait, instead
+// of holding the run (with the approval spent) until something is traced.
+func TestRevalidationDoesNotWaitOnTracePipe(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount tracefs in a mount namespace")
+	}
+	needProgram(t, "unshare", "util-linux")
+	instance := "/sys/kernel/tracing/instances/agentknock-test-" + strconv.Itoa(os.Getpid())
+	withTracefs := func(script string, args ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c",
+			`mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing || exit 97; ` + script, "sh"}, args...)...)
+	}
+	if out, err := withTracefs(`mkdir "$1" && test -f "$1/trace_pipe"`, instance).CombinedOutput(); err != nil {
+		t.Skipf("no tracefs instance can be made here: %v %s", err, out)
+	}
+	t.Cleanup(func() { withTracefs(`rmdir "$1"`, instance).Run() })
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "tool")
+	writeExecutable(t, tool, "#!/bin/sh\necho ran\n")
+	approval := newApprovalDir(t)
+	cmd := withTracefs(`exec "$@"`, testBinary, "-s", "x", "--", "./tool")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	approval.waitRequest(t)
+	if err := os.Symlink(instance+"/trace_pipe", tool+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tool+".new", tool); err != nil {
+		t.Fatal(err)
+	}
+	approval.approve(t, nil)
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "again before running it: it reports itself as a regular file, but reading it would wait") {
+		t.Fatalf("%v (killed after a minute if it waited): %q", cmd.ProcessState, stderr.String())
+	}
+}
+
+// Finding 4, the read itself: a descriptor whose read would wait (the
+// empty end of a non-blocking pipe stands in for the pseudo-file) answers
+// errReadWouldWait at once, and a file read past its time bound answers
+// errReadTooSlow, each with nothing hashed.
+func TestRawFileReadIsBounded(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	waiting := &rawFile{fd: p[0], deadline: time.Now().Add(time.Minute)}
+	defer waiting.Close()
+	if _, _, _, err := hashStream(waiting); !errors.Is(err, errReadWouldWait) {
+		t.Fatalf("an empty non-blocking pipe: %v", err)
+	}
+
+	path := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(path, []byte("contents"), 0o644)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := &rawFile{fd: fd, deadline: time.Now().Add(-time.Second)}
+	defer late.Close()
+	if _, _, _, err := hashStream(late); !errors.Is(err, errReadTooSlow) {
+		t.Fatalf("past the deadline: %v", err)
+	}
+	late.deadline = time.Now().Add(time.Minute)
+	if _, _, size, err := hashStream(late); err != nil || size != int64(len("contents")) {
+		t.Fatalf("within the deadline: %d bytes, %v", size, err)
+	}
+	if hashReadBound(0) != 10*time.Second || hashReadBound(1<<30) != 112*time.Second {
+		t.Fatalf("hashReadBound: %v, %v", hashReadBound(0), hashReadBound(1<<30))
 	}
 }
