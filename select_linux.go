@@ -4,9 +4,10 @@
 // Requires Linux 5.8 (faccessat2). With /proc mounted, the selected
 // descriptor names and reopens itself through /proc/self/fd; without it
 // (bubblewrap sandboxes, minimal containers) the name is the candidate with
-// its symbolic links resolved, and the file is opened once by that name:
-// both are used only when they lead to the device and inode of the retained
-// descriptor, and the opened descriptor itself is what is checked. Only
+// its symbolic links resolved, and the file is opened once by the
+// candidate name: both are used only when they lead to the device and
+// inode of the retained descriptor (nameWithoutProc, openByName), and the
+// opened descriptor itself is what is checked. Only
 // regular files are ever opened for reading, non-blocking and without
 // taking a terminal. The approval context (launcher executables, parents,
 // the terminal requests) follows at the end of the file.
@@ -103,6 +104,18 @@ func nameDescriptor(fd int, candidate string, st *unix.Stat_t) (string, error) {
 		}
 		return path, nil
 	}
+	return nameWithoutProc(candidate, st)
+}
+
+// nameWithoutProc names the retained object (st) without /proc: the
+// candidate with its symbolic links resolved. command-execution.md asks
+// not to name a file by a canonical path and reopen that name, because the
+// name can lead elsewhere by then; this fallback is kept because nothing
+// else names a descriptor without /proc, and it proves identity instead:
+// the name is reported only if it leads, now, to the retained descriptor's
+// device and inode, and the file is later opened by the candidate name
+// only to be kept if the opened descriptor has them too (openRegular).
+func nameWithoutProc(candidate string, st *unix.Stat_t) (string, error) {
 	// Relative names resolve from the process's directory, which is the
 	// retained one: agentknock never changes directory.
 	path, err := filepath.EvalSymlinks(candidate)
@@ -184,20 +197,32 @@ func classifyReadRefusal(pathFd int, err error) error {
 
 // openRegular opens for reading the regular file that pathFd (an O_PATH
 // descriptor) refers to: through /proc/self/fd, which reopens that very
-// object, or without /proc by name (name, from dirfd) once, keeping the
-// descriptor only if it is a regular file with want's device and inode.
+// object, or without /proc by name (openByName).
 // O_NONBLOCK keeps a FIFO from blocking the open and O_NOCTTY keeps a
 // terminal from becoming the controlling one; O_NONBLOCK stays set, and
 // the descriptor is read only through rawFile, never the runtime's poller.
 func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error) {
-	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
-	var fd int
-	var err error
-	if procfsMounted() {
-		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pathFd), flags, 0)
-	} else {
-		fd, err = unix.Openat(dirfd, name, flags, 0)
+	if !procfsMounted() {
+		return openByName(dirfd, name, want)
 	}
+	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pathFd), readFlags, 0)
+	return keepIfSame(fd, err, name, want)
+}
+
+const readFlags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
+
+// openByName is the fallback without /proc: it opens name (from dirfd)
+// once and keeps the descriptor only if it is a regular file with want's
+// device and inode, the identity of the retained O_PATH descriptor; a name
+// that leads to another file by now is refused, never read.
+func openByName(dirfd int, name string, want *unix.Stat_t) (int, error) {
+	fd, err := unix.Openat(dirfd, name, readFlags, 0)
+	return keepIfSame(fd, err, name, want)
+}
+
+// keepIfSame checks a descriptor just opened (or the open's error) against
+// want: the opened descriptor itself is what is checked.
+func keepIfSame(fd int, err error, name string, want *unix.Stat_t) (int, error) {
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: printable(name), Err: err}
 	}

@@ -632,3 +632,83 @@ func TestRawFileReadIsBounded(t *testing.T) {
 		t.Fatalf("hashReadBound: %v, %v", hashReadBound(0), hashReadBound(1<<30))
 	}
 }
+
+// Finding 7: without /proc the selected file is named and read through its
+// candidate name, and each proves identity with the retained O_PATH
+// descriptor: a name that leads to another file by then (here a file
+// renamed over the candidate after it was opened) is neither reported nor
+// read. The same calls accept the name while it still leads there.
+func TestWithoutProcNamesAndOpensOnlyTheRetainedFile(t *testing.T) {
+	dir := t.TempDir()
+	candidate := filepath.Join(dir, "tool")
+	writeExecutable(t, candidate, "#!/bin/sh\necho selected\n")
+	os.Symlink("tool", filepath.Join(dir, "link"))
+	link := filepath.Join(dir, "link")
+	fd, err := unix.Open(link, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var retained unix.Stat_t
+	if err := unix.Fstat(fd, &retained); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := nameWithoutProc(link, &retained); err != nil || name != candidate {
+		t.Fatalf("nameWithoutProc before the swap: %q, %v", name, err)
+	}
+	rfd, err := openByName(unix.AT_FDCWD, link, &retained)
+	if err != nil {
+		t.Fatalf("openByName before the swap: %v", err)
+	}
+	unix.Close(rfd)
+
+	writeExecutable(t, candidate+".new", "#!/bin/sh\necho another\n")
+	if err := os.Rename(candidate+".new", candidate); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := nameWithoutProc(link, &retained); err == nil || !strings.Contains(err.Error(), "its path now names another file") {
+		t.Fatalf("nameWithoutProc after the swap: %q, %v", name, err)
+	}
+	if rfd, err := openByName(unix.AT_FDCWD, link, &retained); err == nil || !strings.Contains(err.Error(), "was replaced") {
+		unix.Close(rfd)
+		t.Fatalf("openByName after the swap: %v", err)
+	}
+}
+
+// Finding 7, in a mount namespace whose /proc is an empty tmpfs: a binary
+// replaced at its path while the request waits is not what runs; the
+// retained descriptor's file is (read, hashed and executed through what
+// was retained, with identity checked at each open by name).
+func TestWithoutProcReplacedPathStillRunsTheSelectedBinary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a mount namespace")
+	}
+	needProgram(t, "unshare", "util-linux")
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "bin", "tool")
+	os.MkdirAll(filepath.Dir(tool), 0o755)
+	copyTestBinary(t, tool)
+	approval := newApprovalDir(t)
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", `mount -t tmpfs none /proc && exec "$@"`, "sh", testBinary, "-s", "x", "--", "bin/tool")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=original")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	req := approval.waitRequest(t)
+	if req.Operation.ExecutablePath != tool || req.Operation.ExecutableHash == nil || len(req.LauncherChain) != 0 {
+		t.Fatalf("without /proc: path %q, hash %x, chain %v", req.Operation.ExecutablePath, req.Operation.ExecutableHash, req.LauncherChain)
+	}
+	writeExecutable(t, tool+".new", "#!/bin/sh\necho replacement\n")
+	if err := os.Rename(tool+".new", tool); err != nil {
+		t.Fatal(err)
+	}
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil || stdout.String() != "original\n" {
+		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+}
