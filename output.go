@@ -287,6 +287,7 @@ const (
 	failInterrupted
 	failCommandNotFound
 	failCommandNotExecutable
+	failCommandFormat // no #! and no format the kernel runs
 	failCommandChanged
 	failWorkdir
 	failHostUnsupported
@@ -414,6 +415,8 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return []string{"Suggested action: Check the command name, or add its directory to PATH, then run the command again."}
 	case failCommandNotExecutable:
 		return []string{"Suggested action: Check the command's execute permission (chmod +x PATH), then run the command again."}
+	case failCommandFormat:
+		return []string{"Suggested action: Start the file with a #! line naming its interpreter (for example #!/bin/sh), or run it through its interpreter (sh FILE), then run the command again."}
 	case failCommandChanged:
 		return []string{"Suggested action: Check why the file changed, then run the command again so that the device sees the file as it is now."}
 	case failWorkdir:

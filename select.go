@@ -304,7 +304,60 @@ func (x *executable) inspect() error {
 		text := toValidUTF8(head)
 		x.contents = &text
 	}
+	if !x.script && !kernelMayRun(runtime.GOOS, head[:min(len(head), execHeaderSize)]) {
+		return classify(failCommandFormat, fmt.Errorf("cannot run %s: it does not start with #! and is not a program format the kernel runs (%s), so it would fail (\"exec format error\") after the approval", printable(x.path), nativeFormatName[runtime.GOOS]))
+	}
 	return nil
+}
+
+// Which files the kernel can execute, predicted from their first bytes so
+// that no approval is spent on an "exec format error" (ENOEXEC). A script
+// is one starting with #!; anything else needs a binary format the kernel
+// runs. An execute-only file cannot be read, so nothing is predicted for
+// it: it may be a binary, which runs, or a script, which its interpreter
+// cannot read and which therefore fails after the approval (README,
+// "Limits").
+
+// nativeFormatName names the formats kernelMayRun accepts, for messages.
+var nativeFormatName = map[string]string{"linux": "ELF", "darwin": "Mach-O"}
+
+// execHeaderSize is how much of a file the kernel reads to choose a
+// format handler (Linux's BINPRM_BUF_SIZE).
+const execHeaderSize = 256
+
+// kernelMayRun reports whether a file without #! and with these first
+// bytes may be executed the way agentknock executes it.
+//
+// Linux runs a binary through its retained close-on-exec descriptor
+// (execveat), and there only binfmt_elf can: a binfmt_misc handler (qemu
+// for another architecture, Wine, Java, ...) is refused by the kernel with
+// ENOENT for a file it could not reopen (BINPRM_FLAGS_PATH_INACCESSIBLE),
+// whatever the handler's flags (measured on Linux 6.18 with handlers
+// registered with no flag, O, F and OC; TestBinfmtMiscHandlerCannotRun).
+// So /proc/sys/fs/binfmt_misc is not consulted: what it lists cannot run
+// here. Any ELF file passes: its machine is not compared with this one,
+// because under qemu-user (the arm64 tests) the launcher's own machine is
+// not the kernel's, and a kernel may run another (i386 on amd64, 32-bit
+// Arm on arm64); another machine's program fails after the approval.
+//
+// macOS runs Mach-O, thin or universal; its header is checked for
+// nothing more (a universal file may hold this machine's slice).
+func kernelMayRun(goos string, head []byte) bool {
+	switch goos {
+	case "linux":
+		return bytes.HasPrefix(head, []byte("\x7fELF"))
+	case "darwin":
+		for _, magic := range [][]byte{
+			{0xcf, 0xfa, 0xed, 0xfe}, {0xce, 0xfa, 0xed, 0xfe}, // MH_MAGIC_64, MH_MAGIC (little-endian)
+			{0xca, 0xfe, 0xba, 0xbe}, {0xca, 0xfe, 0xba, 0xbf}, // FAT_MAGIC, FAT_MAGIC_64 (big-endian)
+		} {
+			if bytes.HasPrefix(head, magic) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // hashStream returns the SHA-256 of r, its first bytes (up to

@@ -341,15 +341,88 @@ func TestArgvZeroIsTheOriginalCommandString(t *testing.T) {
 	}
 }
 
-// No implicit shell: an executable text file without "#!" fails with the
-// kernel's error instead of being handed to /bin/sh as execvp(3) would.
+// No implicit shell: an executable text file without "#!" is not handed to
+// /bin/sh as execvp(3) would; the kernel would refuse it ("exec format
+// error"), which is said before the device is asked (finding 6), so that
+// no approval is spent on it. An empty file is the same.
 func TestNoShellFallbackForFilesWithoutShebang(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
-	writeExecutable(t, filepath.Join(dir, "tool"), "touch "+marker+"\n")
-	l, status := runApproved(t, dir, nil, nil, "-s", "x", "--", "./tool")
-	if _, err := os.Stat(marker); err == nil || status != 1 || !strings.Contains(l.stderr.String(), "exec format error") {
-		t.Fatalf("status %d stderr %q (marker created: %v)", status, l.stderr.String(), err == nil)
+	for name, content := range map[string]string{"text": "touch " + marker + "\n", "empty": ""} {
+		writeExecutable(t, filepath.Join(dir, name), content)
+		l := startLaunch(t, dir, nil, "-s", "x", "--", "./"+name)
+		status := l.waitBounded(t)
+		if _, err := os.Stat(marker); err == nil || status != 1 || !strings.Contains(l.stderr.String(), "exec format error") ||
+			!strings.Contains(l.stderr.String(), "did not contact the device") || !strings.Contains(l.stderr.String(), "#!/bin/sh") {
+			t.Fatalf("%s: status %d stderr %q (marker created: %v)", name, status, l.stderr.String(), err == nil)
+		}
+		if _, err := os.Stat(filepath.Join(string(l.approval), "request.json")); err == nil {
+			t.Fatalf("%s: the request was sent", name)
+		}
+	}
+}
+
+// Finding 6 on Linux: a binfmt_misc handler cannot run a file executed
+// through a close-on-exec descriptor, as agentknock executes binaries.
+// In a user namespace of its own (Linux 6.7 gives each its own
+// binfmt_misc) a handler is registered for the magic bytes AKMAGIC9: a
+// direct exec of such a file runs the handler (the control), but the
+// kernel refuses execveat of its close-on-exec descriptor with ENOENT
+// (measured with each handler flag, see kernelMayRun); agentknock says so
+// before the request instead of after the approval.
+func TestBinfmtMiscHandlerCannotRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a user namespace with binfmt_misc mounted")
+	}
+	needProgram(t, "unshare", "util-linux")
+	dir := unprivilegedDir(t, "agentknock-binfmt-")
+	handler := filepath.Join(dir, "handler")
+	writeExecutable(t, handler, "#!/bin/sh\necho handled\n")
+	file := filepath.Join(dir, "registered")
+	writeExecutable(t, file, "AKMAGIC9\x00\x01 payload\n")
+	inNamespace := func(args ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-Urm", "sh", "-c",
+			`mount -t binfmt_misc none /proc/sys/fs/binfmt_misc && echo ":agentknock-test:M::AKMAGIC9::` + handler + `:" > /proc/sys/fs/binfmt_misc/register || exit 97; exec "$@"`, "sh"}, args...)...)
+	}
+	if out, err := inNamespace(file).CombinedOutput(); err != nil || string(out) != "handled\n" {
+		t.Skipf("binfmt_misc cannot be mounted in a user namespace here (Linux 6.7 or later): %v %q", err, out)
+	}
+	approval := newApprovalDir(t)
+	cmd := inNamespace(testBinary, "-s", "x", "--", "./registered")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "exec format error") || !strings.Contains(string(out), "did not contact the device") {
+		t.Fatalf("%v %q", cmd.ProcessState, out)
+	}
+}
+
+// kernelMayRun on each platform: ELF (of any machine: see kernelMayRun),
+// Mach-O thin or universal; text, an empty file, a header cut short and
+// other magic are refused.
+func TestKernelMayRunPredictsFormats(t *testing.T) {
+	cases := []struct {
+		goos, head string
+		runs       bool
+	}{
+		{"linux", "\x7fELF\x02\x01\x01\x00", true},
+		{"linux", "\x7fEL", false},
+		{"linux", "echo hi\n", false},
+		{"linux", "", false},
+		{"linux", "MZ\x90\x00", false}, // a Windows program (Wine's binfmt_misc)
+		{"linux", "AKMAGIC9\x00", false},
+		{"linux", "\xcf\xfa\xed\xfe\x0c\x00\x00\x01", false},
+		{"darwin", "\xcf\xfa\xed\xfe\x0c\x00\x00\x01", true},
+		{"darwin", "\xca\xfe\xba\xbe\x00\x00\x00\x02", true},
+		{"darwin", "echo hi\n", false},
+		{"darwin", "\x7fELF\x02\x01\x01\x00", false},
+	}
+	for _, c := range cases {
+		if got := kernelMayRun(c.goos, []byte(c.head)); got != c.runs {
+			t.Errorf("%s %q: %v, want %v", c.goos, c.head, got, c.runs)
+		}
 	}
 }
 
