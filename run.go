@@ -29,6 +29,10 @@ func runCommand(o *runOptions, cs callerState) int {
 		return notContacted(err, failHomeNotSet)
 	}
 
+	if err := checkStartDescriptors(); err != nil {
+		return notContacted(err, failHostUnsupported)
+	}
+
 	// Steps 1-2: capture the directory and search path, then select, open,
 	// inspect and retain the executable.
 	wd, err := retainWorkdir()
@@ -225,6 +229,15 @@ func startServiceFor(approval *invocationResponse, invocationID ULID, token []by
 		return nil, nil
 	}
 	return startInvocationService(start)
+}
+
+// checkStartDescriptors stops a run whose open-file limit cannot hold even
+// a plain run's descriptors before step 1 opens any, so that a limit of 5
+// to 8 gets the limit to raise instead of "too many open files" from
+// whichever open came first; checkHostFacilities checks the run's full
+// need later, when it is known.
+func checkStartDescriptors() error {
+	return checkDescriptors(runDescriptors, false)
 }
 
 // warnGitConfigCount is step 7's one check that can fail on the inherited
