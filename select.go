@@ -57,6 +57,8 @@ type rawFile struct {
 
 // hashReadBound is how long reading a file of size bytes may take: 10 s,
 // and 1 s more for each 10 MiB (a slow disk's pace).
+//
+//lint:ignore U1000 Linux only (macOS reads through os.File, select_darwin.go)
 func hashReadBound(size int64) time.Duration {
 	return 10*time.Second + time.Duration(size/(10<<20))*time.Second
 }
