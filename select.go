@@ -318,7 +318,7 @@ func (x *executable) inspect() error {
 // runs. An execute-only file cannot be read, so nothing is predicted for
 // it: it may be a binary, which runs, or a script, which its interpreter
 // cannot read and which therefore fails after the approval (README,
-// "Limits").
+// "Limits and bounds").
 
 // nativeFormatName names the formats kernelMayRun accepts, for messages.
 var nativeFormatName = map[string]string{"linux": "ELF", "darwin": "Mach-O"}
