@@ -221,7 +221,7 @@ var (
 // open-file limit leaves the runtime no room to start. Never changed.
 //
 //lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
-var lowLimitMessage = messagePrefix + "the open-file limit (ulimit -n) is too low for agentknock to start; raise it (a run needs about 32 descriptors).\n"
+var lowLimitMessage = messagePrefix + "the open-file limit (ulimit -n) is too low for agentknock to start; raise it to at least 17 (25 for a run that may start the invocation service: --stdin, or an SSH secret without --no-ssh-agent --no-git-sign).\n"
 
 // callerState is what the command must inherit.
 type callerState struct {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,4 +292,40 @@ var arm64Build struct {
 	once sync.Once
 	bin  string
 	err  error
+}
+
+// Finding 9: every open-file limit too low for a run gets the figure to
+// raise it to, the one the check really asks: from the entry hook (hard
+// limit 4, before the runtime starts), before any descriptor is opened
+// (5 to 8, which said "too many open files" from whichever open came
+// first), and from the full check (9 and more). The hook's sentence names
+// the figures the checks ask for a plain run and for one that may start
+// the invocation service.
+func TestOpenFileLimitMessagesNameTheCheckedFigure(t *testing.T) {
+	figure := regexp.MustCompile(`raise it to at least ([0-9]+)`)
+	asked := func(limit int, args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command("sh", append([]string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(limit), testBinary}, args...)...)
+		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+t.TempDir())
+		out, _ := cmd.CombinedOutput()
+		m := figure.FindStringSubmatch(string(out))
+		if cmd.ProcessState.ExitCode() != 1 || m == nil {
+			t.Fatalf("limit %d %v: %v %q", limit, args, cmd.ProcessState, out)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return string(out), n
+	}
+	plain := []string{"-s", "x", "--no-ssh-agent", "--no-git-sign", "--", "true"}
+	service := []string{"-s", "x", "--", "true"}
+	_, plainFigure := asked(9, plain...)
+	_, serviceFigure := asked(20, service...)
+	for limit := 5; limit <= 8; limit++ {
+		if out, n := asked(limit, service...); n != plainFigure || strings.Contains(out, "too many open files") {
+			t.Fatalf("limit %d: %q, want the plain run's %d", limit, out, plainFigure)
+		}
+	}
+	hook, n := asked(4, service...)
+	if n != plainFigure || !strings.Contains(hook, "("+strconv.Itoa(serviceFigure)+" for a run that may start the invocation service") {
+		t.Fatalf("the entry hook says %q; the checks ask %d and %d", hook, plainFigure, serviceFigure)
+	}
 }

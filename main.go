@@ -34,7 +34,6 @@
 //
 // The reference Rust client in the same repository is the model for the
 // command line, the output and pairing.json.
-
 package main
 
 import (

@@ -1,10 +1,13 @@
 // Shell completion: the table agrees with the parsers and the help texts,
 // and the generated scripts complete in real bash and fish and parse in zsh.
+// Also the package documentation that `go doc .` and pkg.go.dev show.
 
 package main
 
 import (
 	"flag"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -575,5 +578,18 @@ func TestCompletionHelpNamesThePackagesPaths(t *testing.T) {
 		if !strings.Contains(help, d[1]) {
 			t.Errorf("the packages install %s; agentknock completion --help does not say so", d[1])
 		}
+	}
+}
+
+// main.go's first comment is the package documentation only when nothing
+// separates it from the package clause: a blank line between them leaves
+// `go doc .` and `go list -f '{{.Doc}}' .` empty.
+func TestPackageDocumentation(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Doc == nil || !strings.HasPrefix(f.Doc.Text(), "Command agentknock ") {
+		t.Fatalf("main.go has no package documentation starting \"Command agentknock\" (is there a blank line before `package main`?)")
 	}
 }

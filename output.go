@@ -279,12 +279,15 @@ const (
 	failRelayUnavailable
 	failRelayRefused
 	failRelayAddress
+	failRelayBusy // CAPACITY_EXCEEDED until the budget ran out: this client's other exchanges fill the relay's share
 	failClientInactive
 	failExpired
+	failRequestTooLarge // over the relay's frame limit: the same request fails the same way
 	// This host and the command.
 	failInterrupted
 	failCommandNotFound
 	failCommandNotExecutable
+	failCommandFormat // no #! and no format the kernel runs
 	failCommandChanged
 	failWorkdir
 	failHostUnsupported
@@ -400,6 +403,10 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return []string{"Suggested action: Check the relay's message above and the pairing, which this shows:", "agentknock pairing status --verbose"}
 	case failRelayAddress:
 		return []string{"Suggested action: Set AGENTKNOCK_RELAY_URL to wss://HOST (ws:// only for a loopback address), or unset it, then run " + rerun + " again."}
+	case failRelayBusy:
+		return []string{"Suggested action: Wait for this client's other requests to the device to finish (the relay limits how many one client has open), then run " + rerun + " again."}
+	case failRequestTooLarge:
+		return []string{"Suggested action: Running it again sends the same bytes: make the request smaller (shorter arguments or --reason, a smaller script or signing payload), then run " + rerun + " again."}
 	case failExpired:
 		return []string{"Suggested action: Run " + rerun + " again, and answer the request on the device while Agentknock waits."}
 	case failInterrupted:
@@ -408,6 +415,8 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return []string{"Suggested action: Check the command name, or add its directory to PATH, then run the command again."}
 	case failCommandNotExecutable:
 		return []string{"Suggested action: Check the command's execute permission (chmod +x PATH), then run the command again."}
+	case failCommandFormat:
+		return []string{"Suggested action: Start the file with a #! line naming its interpreter (for example #!/bin/sh), or run it through its interpreter (sh FILE), then run the command again."}
 	case failCommandChanged:
 		return []string{"Suggested action: Check why the file changed, then run the command again so that the device sees the file as it is now."}
 	case failWorkdir:
@@ -452,7 +461,11 @@ type stopReport struct {
 // carries none.
 func (r stopReport) lines(err error, fallback failureClass) []string {
 	class, fix := classOf(err, fallback)
-	out := []string{sentence(err.Error())}
+	// Each producer escapes the names it puts in a message; escaping the
+	// whole text again here changes nothing they escaped and keeps any
+	// name one of them missed (or a system error quoting one) from
+	// reaching the terminal raw.
+	out := []string{sentence(printable(err.Error()))}
 	if r.notContacted || errors.As(err, new(*uncontactedError)) {
 		out = append(out, "Agentknock did not contact the device.")
 	}

@@ -664,7 +664,13 @@ func (x *relayExchange) handle(ctx context.Context, goal relayGoal, f *relayFram
 		if f.RetryAfterMS != nil {
 			after = relayMillis(*f.RetryAfterMS)
 		}
-		return x.connectionFailed(ctx, "relay asked to retry: "+code+": "+message, after)
+		err := x.connectionFailed(ctx, "relay asked to retry: "+code+": "+message, after)
+		if code == "CAPACITY_EXCEEDED" && errors.Is(err, errRelayUnavailable) {
+			// The relay works; this client has too many exchanges open
+			// on it, so the next step is waiting, not the network.
+			return classify(failRelayBusy, err)
+		}
+		return err
 	}
 	return nil
 }
@@ -1192,7 +1198,7 @@ func messageFrame(clientID, requestID, kind string, payload json.RawMessage) ([]
 		return nil, err
 	}
 	if len(frame) > relayMaxFrame {
-		return nil, fmt.Errorf("relay exchange: the %s frame is %d bytes, over the relay's 256 KiB frame limit", kind, len(frame))
+		return nil, classify(failRequestTooLarge, fmt.Errorf("relay exchange: the %s frame is %d bytes, over the relay's 256 KiB frame limit", kind, len(frame)))
 	}
 	return frame, nil
 }

@@ -1895,3 +1895,39 @@ func TestProxyTunnelKeepsEarlyBytes(t *testing.T) {
 		t.Errorf("tunnel read %q, %v", got, err)
 	}
 }
+
+// A relay that keeps answering CAPACITY_EXCEEDED (this client has too many
+// live exchanges on it) works; the run ends as "relay busy", whose
+// suggested action is to wait, not to check the network.
+func TestRelayCapacityExceededSuggestsWaiting(t *testing.T) {
+	r := newRelayFake(t, false, nil, func(n int, conn *relayFakeConn) {
+		conn.next()
+		conn.send(map[string]any{"type": "error", "error": "CAPACITY_EXCEEDED", "message": "The client has too many live exchanges.", "retryable": true, "retry_after_ms": 1})
+		conn.hold()
+	})
+	_, err := rtRunExchange(t, r.endpoint(), deviceRoute(rtDeviceID, rtClientID), hostileOptions())
+	class, _ := classOf(describeRelayError(err), failOther)
+	if !errors.Is(err, errRelayUnavailable) || class != failRelayBusy {
+		t.Fatalf("ended with %v (class %d), want relay busy", err, class)
+	}
+	action := strings.Join(suggestedActions(class, "", "the command"), " ")
+	if !strings.Contains(action, "Wait for this client's other requests") || strings.Contains(action, "network") {
+		t.Fatalf("suggested action %q", action)
+	}
+}
+
+// A request over the relay's frame limit fails the same way every time:
+// the suggested action says to make it smaller, and never --verbose, which
+// cannot help.
+func TestRequestOverTheFrameLimitSuggestsMakingItSmaller(t *testing.T) {
+	payload := json.RawMessage(`"` + strings.Repeat("x", relayMaxFrame) + `"`)
+	_, err := messageFrame(rtClientID, rtDeviceID, "request", payload)
+	class, _ := classOf(err, failOther)
+	if err == nil || class != failRequestTooLarge {
+		t.Fatalf("messageFrame of %d bytes: %v (class %d)", len(payload), err, class)
+	}
+	action := strings.Join(suggestedActions(class, "", "the command"), " ")
+	if !strings.Contains(action, "make the request smaller") || strings.Contains(action, "--verbose") {
+		t.Fatalf("suggested action %q", action)
+	}
+}

@@ -29,6 +29,10 @@ func runCommand(o *runOptions, cs callerState) int {
 		return notContacted(err, failHomeNotSet)
 	}
 
+	if err := checkStartDescriptors(); err != nil {
+		return notContacted(err, failHostUnsupported)
+	}
+
 	// Steps 1-2: capture the directory and search path, then select, open,
 	// inspect and retain the executable.
 	wd, err := retainWorkdir()
@@ -61,14 +65,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err := checkHostFacilities(needs); err != nil {
 		return notContacted(err, failHostUnsupported)
 	}
-	// Step 7's one check that can fail on the inherited environment alone
-	// (an SSH secret adds Git settings after an existing GIT_CONFIG_COUNT)
-	// is made now, not after a person approved.
-	if !o.NoGitSign {
-		if err := checkGitConfigCount(os.Environ()); err != nil {
-			return notContacted(fmt.Errorf("%v; unset it, or pass --no-git-sign", err), failOther)
-		}
-	}
+	warnGitConfigCount(o, out)
 	// The command can run here: read the pairing and connect to the relay
 	// while the rest of the request is prepared (the descriptors this takes
 	// are within those just checked). Only the request, later, reaches the
@@ -232,6 +229,31 @@ func startServiceFor(approval *invocationResponse, invocationID ULID, token []by
 		return nil, nil
 	}
 	return startInvocationService(start)
+}
+
+// checkStartDescriptors stops a run whose open-file limit cannot hold even
+// a plain run's descriptors before step 1 opens any, so that a limit of 5
+// to 8 gets the limit to raise instead of "too many open files" from
+// whichever open came first; checkHostFacilities checks the run's full
+// need later, when it is known.
+func checkStartDescriptors() error {
+	return checkDescriptors(runDescriptors, false)
+}
+
+// warnGitConfigCount is step 7's one check that can fail on the inherited
+// environment alone, made before the request: Git settings continue an
+// existing GIT_CONFIG_COUNT (environment rule 6), so a count Git refuses
+// stops a run that adds them. Only an SSH secret in the response adds
+// them, and only the response says whether a requested secret is one: a
+// run is not refused for a count it may never extend (buildEnvironment
+// refuses it then), but told now how to avoid that.
+func warnGitConfigCount(o *runOptions, out *output) {
+	if o.NoGitSign || o.Quiet {
+		return
+	}
+	if err := checkGitConfigCount(os.Environ()); err != nil {
+		out.print("Warning: %v. If the device returns an SSH secret, agentknock adds Git settings after it and will stop there; unset GIT_CONFIG_COUNT, or pass --no-git-sign, to avoid that.", err)
+	}
 }
 
 // runNeeds is what the chosen run path will use.

@@ -763,19 +763,29 @@ func TestGitConfigCountAsGitParsesIt(t *testing.T) {
 	}
 }
 
-// Finding 6: an inherited GIT_CONFIG_COUNT that Git refuses stops the run
-// before the request; one Git accepts (" 1") runs.
-func TestGitConfigCountIsCheckedBeforeTheRequest(t *testing.T) {
-	l := startLaunch(t, t.TempDir(), []string{"GIT_CONFIG_COUNT=1x"}, "-s", "x", "--", "true")
-	if status := l.waitBounded(t); status != 1 || !strings.Contains(l.stderr.String(), "did not contact the device") || !strings.Contains(l.stderr.String(), "GIT_CONFIG_COUNT") {
-		t.Fatalf("status %d stderr %q", status, l.stderr.String())
-	}
-	if _, err := os.Stat(filepath.Join(string(l.approval), "request.json")); err == nil {
-		t.Fatal("the request was sent")
-	}
-	l, status := runApproved(t, t.TempDir(), []string{"GIT_CONFIG_COUNT= 1", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"}, nil, "-s", "x", "--", "sh", "-c", "echo ran")
-	if status != 0 || l.stdout.String() != "ran\n" {
-		t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), l.stderr.String())
+// Finding 6: an inherited GIT_CONFIG_COUNT that Git refuses does not stop
+// a run that adds no Git setting (here an environment-only secret; only an
+// SSH secret in the response adds them, and buildEnvironment refuses the
+// count then): the run is asked for and runs, with a warning before the
+// request naming the fix; --no-git-sign, which never adds one, has no
+// warning. One Git accepts (" 1") runs without a warning.
+func TestGitConfigCountRefusesOnlyRunsThatAddGitSettings(t *testing.T) {
+	for _, c := range []struct {
+		count string
+		args  []string
+		warns bool
+	}{
+		{" ", nil, true},
+		{"1x", nil, true},
+		{"1x", []string{"--no-git-sign"}, false},
+		{" 1", nil, false},
+	} {
+		args := append(append([]string{"-s", "x"}, c.args...), "--", "sh", "-c", "echo ran")
+		l, status := runApproved(t, t.TempDir(), []string{"GIT_CONFIG_COUNT=" + c.count, "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"}, nil, args...)
+		warned := strings.Contains(l.stderr.String(), "Warning: GIT_CONFIG_COUNT is") && strings.Contains(l.stderr.String(), "--no-git-sign")
+		if status != 0 || l.stdout.String() != "ran\n" || warned != c.warns {
+			t.Fatalf("GIT_CONFIG_COUNT=%q %v: status %d stdout %q stderr %q", c.count, c.args, status, l.stdout.String(), l.stderr.String())
+		}
 	}
 }
 

@@ -13,9 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -37,8 +37,61 @@ type executable struct {
 	contents  *string
 	// readable is the same object opened for reading (Linux), retained
 	// from inspection to revalidation; nil until then or when unreadable.
-	readable *os.File //lint:ignore U1000 Linux only
+	readable *rawFile //lint:ignore U1000 Linux only
 }
+
+// rawFile reads a descriptor opened O_NONBLOCK with read(2) itself, never
+// through the runtime's poller (which would need descriptors of its own,
+// see exec_linux.go), and within a time bound as well as the size bound of
+// its callers. O_NONBLOCK stays set: a regular file ignores it, and a
+// pseudo-file that reports itself regular but whose read would wait (a
+// tracefs trace_pipe, /proc/kmsg) then answers EAGAIN at once instead of
+// holding the run, and the approval, for as long as it likes. The time
+// bound ends a file that trickles its bytes; a single read that a file
+// system never finishes, ignoring O_NONBLOCK (a hung network mount or
+// FUSE daemon), is not interrupted.
+type rawFile struct {
+	fd       int
+	deadline time.Time
+}
+
+// hashReadBound is how long reading a file of size bytes may take: 10 s,
+// and 1 s more for each 10 MiB (a slow disk's pace).
+//
+//lint:ignore U1000 Linux only (macOS reads through os.File, select_darwin.go)
+func hashReadBound(size int64) time.Duration {
+	return 10*time.Second + time.Duration(size/(10<<20))*time.Second
+}
+
+var (
+	errReadWouldWait = errors.New("it reports itself as a regular file, but reading it would wait (a pseudo-file such as a kernel trace pipe, whose contents never end)")
+	errReadTooSlow   = errors.New("reading it took longer than its time bound")
+)
+
+func (f *rawFile) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		if time.Now().After(f.deadline) {
+			return 0, errReadTooSlow
+		}
+		n, err := unix.Read(f.fd, p)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return 0, errReadWouldWait
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f *rawFile) Close() error { return unix.Close(f.fd) }
 
 // workdir is the retained working directory.
 type workdir struct {
@@ -174,7 +227,7 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 		}
 		return x, nil
 	}
-	denied := ""
+	denied, unsearchable := "", ""
 	for _, dir := range strings.Split(searchPath, ":") {
 		if dir == "" {
 			dir = "."
@@ -191,15 +244,24 @@ func selectExecutable(wd workdir, command, searchPath string) (*executable, erro
 			return nil, describeOpenError(candidate, err)
 		}
 		if denied == "" && (errors.Is(err, unix.EACCES) || errors.Is(err, errNotExecutable)) {
-			if _, statErr := statAt(wd, candidate); statErr == nil {
+			_, statErr := statAt(wd, candidate)
+			switch {
+			case statErr == nil:
 				denied = candidate
+			case unsearchable == "" && errors.Is(statErr, unix.EACCES):
+				unsearchable = dir
 			}
 		}
 	}
-	if denied != "" {
+	switch {
+	case denied != "":
 		return nil, classify(failCommandNotExecutable, fmt.Errorf("cannot run %s: permission denied (found in PATH, but it is not an executable file)", printable(denied)))
+	case unsearchable != "":
+		// As a shell says it (dash: "Permission denied"): the command may
+		// be in a PATH directory this user may not search.
+		return nil, classify(failCommandNotExecutable, fmt.Errorf("cannot run %s: permission denied (the PATH directory %s cannot be searched, and no other PATH directory has it)", quoted(command), printable(unsearchable)))
 	}
-	return nil, classify(failCommandNotFound, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), searchPath))
+	return nil, classify(failCommandNotFound, fmt.Errorf("command %s wasn't found (searched PATH=%s)", quoted(command), printable(searchPath)))
 }
 
 func describeOpenError(candidate string, err error) error {
@@ -247,7 +309,60 @@ func (x *executable) inspect() error {
 		text := toValidUTF8(head)
 		x.contents = &text
 	}
+	if !x.script && !kernelMayRun(runtime.GOOS, head[:min(len(head), execHeaderSize)]) {
+		return classify(failCommandFormat, fmt.Errorf("cannot run %s: it does not start with #! and is not a program format the kernel runs (%s), so it would fail (\"exec format error\") after the approval", printable(x.path), nativeFormatName[runtime.GOOS]))
+	}
 	return nil
+}
+
+// Which files the kernel can execute, predicted from their first bytes so
+// that no approval is spent on an "exec format error" (ENOEXEC). A script
+// is one starting with #!; anything else needs a binary format the kernel
+// runs. An execute-only file cannot be read, so nothing is predicted for
+// it: it may be a binary, which runs, or a script, which its interpreter
+// cannot read and which therefore fails after the approval (README,
+// "Limits and bounds").
+
+// nativeFormatName names the formats kernelMayRun accepts, for messages.
+var nativeFormatName = map[string]string{"linux": "ELF", "darwin": "Mach-O"}
+
+// execHeaderSize is how much of a file the kernel reads to choose a
+// format handler (Linux's BINPRM_BUF_SIZE).
+const execHeaderSize = 256
+
+// kernelMayRun reports whether a file without #! and with these first
+// bytes may be executed the way agentknock executes it.
+//
+// Linux runs a binary through its retained close-on-exec descriptor
+// (execveat), and there only binfmt_elf can: a binfmt_misc handler (qemu
+// for another architecture, Wine, Java, ...) is refused by the kernel with
+// ENOENT for a file it could not reopen (BINPRM_FLAGS_PATH_INACCESSIBLE),
+// whatever the handler's flags (measured on Linux 6.18 with handlers
+// registered with no flag, O, F and OC; TestBinfmtMiscHandlerCannotRun).
+// So /proc/sys/fs/binfmt_misc is not consulted: what it lists cannot run
+// here. Any ELF file passes: its machine is not compared with this one,
+// because under qemu-user (the arm64 tests) the launcher's own machine is
+// not the kernel's, and a kernel may run another (i386 on amd64, 32-bit
+// Arm on arm64); another machine's program fails after the approval.
+//
+// macOS runs Mach-O, thin or universal; its header is checked for
+// nothing more (a universal file may hold this machine's slice).
+func kernelMayRun(goos string, head []byte) bool {
+	switch goos {
+	case "linux":
+		return bytes.HasPrefix(head, []byte("\x7fELF"))
+	case "darwin":
+		for _, magic := range [][]byte{
+			{0xcf, 0xfa, 0xed, 0xfe}, {0xce, 0xfa, 0xed, 0xfe}, // MH_MAGIC_64, MH_MAGIC (little-endian)
+			{0xca, 0xfe, 0xba, 0xbe}, {0xca, 0xfe, 0xba, 0xbf}, // FAT_MAGIC, FAT_MAGIC_64 (big-endian)
+		} {
+			if bytes.HasPrefix(head, magic) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // hashStream returns the SHA-256 of r, its first bytes (up to

@@ -4,9 +4,10 @@
 // Requires Linux 5.8 (faccessat2). With /proc mounted, the selected
 // descriptor names and reopens itself through /proc/self/fd; without it
 // (bubblewrap sandboxes, minimal containers) the name is the candidate with
-// its symbolic links resolved, and the file is opened once by that name:
-// both are used only when they lead to the device and inode of the retained
-// descriptor, and the opened descriptor itself is what is checked. Only
+// its symbolic links resolved, and the file is opened once by the
+// candidate name: both are used only when they lead to the device and
+// inode of the retained descriptor (nameWithoutProc, openByName), and the
+// opened descriptor itself is what is checked. Only
 // regular files are ever opened for reading, non-blocking and without
 // taking a terminal. The approval context (launcher executables, parents,
 // the terminal requests) follows at the end of the file.
@@ -22,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -102,6 +104,18 @@ func nameDescriptor(fd int, candidate string, st *unix.Stat_t) (string, error) {
 		}
 		return path, nil
 	}
+	return nameWithoutProc(candidate, st)
+}
+
+// nameWithoutProc names the retained object (st) without /proc: the
+// candidate with its symbolic links resolved. command-execution.md asks
+// not to name a file by a canonical path and reopen that name, because the
+// name can lead elsewhere by then; this fallback is kept because nothing
+// else names a descriptor without /proc, and it proves identity instead:
+// the name is reported only if it leads, now, to the retained descriptor's
+// device and inode, and the file is later opened by the candidate name
+// only to be kept if the opened descriptor has them too (openRegular).
+func nameWithoutProc(candidate string, st *unix.Stat_t) (string, error) {
 	// Relative names resolve from the process's directory, which is the
 	// retained one: agentknock never changes directory.
 	path, err := filepath.EvalSymlinks(candidate)
@@ -130,7 +144,7 @@ func nameDescriptor(fd int, candidate string, st *unix.Stat_t) (string, error) {
 // keeps that descriptor: revalidation reads the object that was inspected
 // even if its name changed meanwhile. Each call returns a duplicate at
 // offset 0 for the caller to read and close.
-func openForReading(x *executable) (*os.File, error) {
+func openForReading(x *executable) (*rawFile, error) {
 	if x.readable == nil {
 		var want unix.Stat_t
 		if err := unix.Fstat(x.fd, &want); err != nil {
@@ -140,9 +154,9 @@ func openForReading(x *executable) (*os.File, error) {
 		if err != nil {
 			return nil, classifyReadRefusal(x.fd, err)
 		}
-		x.readable = os.NewFile(uintptr(fd), x.path)
+		x.readable = &rawFile{fd: fd}
 	}
-	fd, err := unix.FcntlInt(x.readable.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	fd, err := unix.FcntlInt(uintptr(x.readable.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +164,17 @@ func openForReading(x *executable) (*os.File, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), x.path), nil
+	return newRawFile(fd)
+}
+
+// newRawFile reads fd within the time bound for its current size.
+func newRawFile(fd int) (*rawFile, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &rawFile{fd: fd, deadline: time.Now().Add(hashReadBound(st.Size))}, nil
 }
 
 // classifyReadRefusal keeps EACCES or EPERM, which inspect takes for an
@@ -173,23 +197,34 @@ func classifyReadRefusal(pathFd int, err error) error {
 
 // openRegular opens for reading the regular file that pathFd (an O_PATH
 // descriptor) refers to: through /proc/self/fd, which reopens that very
-// object, or without /proc by name (name, from dirfd) once, keeping the
-// descriptor only if it is a regular file with want's device and inode.
+// object, or without /proc by name (openByName).
 // O_NONBLOCK keeps a FIFO from blocking the open and O_NOCTTY keeps a
-// terminal from becoming the controlling one; O_NONBLOCK is cleared
-// afterwards so that reads never involve the runtime's network poller,
-// which needs descriptors of its own (see exec_linux.go).
+// terminal from becoming the controlling one; O_NONBLOCK stays set, and
+// the descriptor is read only through rawFile, never the runtime's poller.
 func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error) {
-	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
-	var fd int
-	var err error
-	if procfsMounted() {
-		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pathFd), flags, 0)
-	} else {
-		fd, err = unix.Openat(dirfd, name, flags, 0)
+	if !procfsMounted() {
+		return openByName(dirfd, name, want)
 	}
+	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pathFd), readFlags, 0)
+	return keepIfSame(fd, err, name, want)
+}
+
+const readFlags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
+
+// openByName is the fallback without /proc: it opens name (from dirfd)
+// once and keeps the descriptor only if it is a regular file with want's
+// device and inode, the identity of the retained O_PATH descriptor; a name
+// that leads to another file by now is refused, never read.
+func openByName(dirfd int, name string, want *unix.Stat_t) (int, error) {
+	fd, err := unix.Openat(dirfd, name, readFlags, 0)
+	return keepIfSame(fd, err, name, want)
+}
+
+// keepIfSame checks a descriptor just opened (or the open's error) against
+// want: the opened descriptor itself is what is checked.
+func keepIfSame(fd int, err error, name string, want *unix.Stat_t) (int, error) {
 	if err != nil {
-		return -1, &os.PathError{Op: "open", Path: name, Err: err}
+		return -1, &os.PathError{Op: "open", Path: printable(name), Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -200,10 +235,6 @@ func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error)
 		unix.Close(fd)
 		return -1, fmt.Errorf("%s was replaced while it was being read", printable(name))
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
 	return fd, nil
 }
 
@@ -212,7 +243,7 @@ func openRegular(pathFd, dirfd int, name string, want *unix.Stat_t) (int, error)
 // is looked up with O_PATH first, which opens nothing, and only a regular
 // file is then opened for reading: a FIFO, a device or a terminal put at
 // the name during the approval wait is refused without being opened.
-func openPathForReading(wd workdir, x *executable) (*os.File, error) {
+func openPathForReading(wd workdir, x *executable) (*rawFile, error) {
 	dirfd := dirfdFor(wd, x.candidate)
 	pathFd, err := unix.Openat(dirfd, x.candidate, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -230,7 +261,7 @@ func openPathForReading(wd workdir, x *executable) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), x.candidate), nil
+	return newRawFile(fd)
 }
 
 // revalidate repeats the hash observation just before execution: a binary
@@ -242,7 +273,7 @@ func (x *executable) revalidate(wd workdir) error {
 	}
 	open := openForReading
 	if x.script {
-		open = func(x *executable) (*os.File, error) { return openPathForReading(wd, x) }
+		open = func(x *executable) (*rawFile, error) { return openPathForReading(wd, x) }
 	}
 	f, err := open(x)
 	if err != nil {

@@ -7,12 +7,15 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -338,15 +341,88 @@ func TestArgvZeroIsTheOriginalCommandString(t *testing.T) {
 	}
 }
 
-// No implicit shell: an executable text file without "#!" fails with the
-// kernel's error instead of being handed to /bin/sh as execvp(3) would.
+// No implicit shell: an executable text file without "#!" is not handed to
+// /bin/sh as execvp(3) would; the kernel would refuse it ("exec format
+// error"), which is said before the device is asked (finding 6), so that
+// no approval is spent on it. An empty file is the same.
 func TestNoShellFallbackForFilesWithoutShebang(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
-	writeExecutable(t, filepath.Join(dir, "tool"), "touch "+marker+"\n")
-	l, status := runApproved(t, dir, nil, nil, "-s", "x", "--", "./tool")
-	if _, err := os.Stat(marker); err == nil || status != 1 || !strings.Contains(l.stderr.String(), "exec format error") {
-		t.Fatalf("status %d stderr %q (marker created: %v)", status, l.stderr.String(), err == nil)
+	for name, content := range map[string]string{"text": "touch " + marker + "\n", "empty": ""} {
+		writeExecutable(t, filepath.Join(dir, name), content)
+		l := startLaunch(t, dir, nil, "-s", "x", "--", "./"+name)
+		status := l.waitBounded(t)
+		if _, err := os.Stat(marker); err == nil || status != 1 || !strings.Contains(l.stderr.String(), "exec format error") ||
+			!strings.Contains(l.stderr.String(), "did not contact the device") || !strings.Contains(l.stderr.String(), "#!/bin/sh") {
+			t.Fatalf("%s: status %d stderr %q (marker created: %v)", name, status, l.stderr.String(), err == nil)
+		}
+		if _, err := os.Stat(filepath.Join(string(l.approval), "request.json")); err == nil {
+			t.Fatalf("%s: the request was sent", name)
+		}
+	}
+}
+
+// Finding 6 on Linux: a binfmt_misc handler cannot run a file executed
+// through a close-on-exec descriptor, as agentknock executes binaries.
+// In a user namespace of its own (Linux 6.7 gives each its own
+// binfmt_misc) a handler is registered for the magic bytes AKMAGIC9: a
+// direct exec of such a file runs the handler (the control), but the
+// kernel refuses execveat of its close-on-exec descriptor with ENOENT
+// (measured with each handler flag, see kernelMayRun); agentknock says so
+// before the request instead of after the approval.
+func TestBinfmtMiscHandlerCannotRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a user namespace with binfmt_misc mounted")
+	}
+	needProgram(t, "unshare", "util-linux")
+	dir := unprivilegedDir(t, "agentknock-binfmt-")
+	handler := filepath.Join(dir, "handler")
+	writeExecutable(t, handler, "#!/bin/sh\necho handled\n")
+	file := filepath.Join(dir, "registered")
+	writeExecutable(t, file, "AKMAGIC9\x00\x01 payload\n")
+	inNamespace := func(args ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-Urm", "sh", "-c",
+			`mount -t binfmt_misc none /proc/sys/fs/binfmt_misc && echo ":agentknock-test:M::AKMAGIC9::` + handler + `:" > /proc/sys/fs/binfmt_misc/register || exit 97; exec "$@"`, "sh"}, args...)...)
+	}
+	if out, err := inNamespace(file).CombinedOutput(); err != nil || string(out) != "handled\n" {
+		t.Skipf("binfmt_misc cannot be mounted in a user namespace here (Linux 6.7 or later): %v %q", err, out)
+	}
+	approval := newApprovalDir(t)
+	cmd := inNamespace(testBinary, "-s", "x", "--", "./registered")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "exec format error") || !strings.Contains(string(out), "did not contact the device") {
+		t.Fatalf("%v %q", cmd.ProcessState, out)
+	}
+}
+
+// kernelMayRun on each platform: ELF (of any machine: see kernelMayRun),
+// Mach-O thin or universal; text, an empty file, a header cut short and
+// other magic are refused.
+func TestKernelMayRunPredictsFormats(t *testing.T) {
+	cases := []struct {
+		goos, head string
+		runs       bool
+	}{
+		{"linux", "\x7fELF\x02\x01\x01\x00", true},
+		{"linux", "\x7fEL", false},
+		{"linux", "echo hi\n", false},
+		{"linux", "", false},
+		{"linux", "MZ\x90\x00", false}, // a Windows program (Wine's binfmt_misc)
+		{"linux", "AKMAGIC9\x00", false},
+		{"linux", "\xcf\xfa\xed\xfe\x0c\x00\x00\x01", false},
+		{"darwin", "\xcf\xfa\xed\xfe\x0c\x00\x00\x01", true},
+		{"darwin", "\xca\xfe\xba\xbe\x00\x00\x00\x02", true},
+		{"darwin", "echo hi\n", false},
+		{"darwin", "\x7fELF\x02\x01\x01\x00", false},
+	}
+	for _, c := range cases {
+		if got := kernelMayRun(c.goos, []byte(c.head)); got != c.runs {
+			t.Errorf("%s %q: %v, want %v", c.goos, c.head, got, c.runs)
+		}
 	}
 }
 
@@ -451,5 +527,261 @@ func TestParentPIDPastAnAwkwardCommandName(t *testing.T) {
 	}
 	if _, err := parentPID(1 << 30); err == nil {
 		t.Fatal("parentPID of a process that does not exist succeeded")
+	}
+}
+
+// escapeTitle is an OSC sequence that would set the terminal's title: ESC
+// ] 0 ; TITLE BEL.
+const escapeTitle = "\x1b]0;TITLE\x07"
+
+// noRawControls fails when text holds ESC or BEL, and requires the escaped
+// form of escapeTitle instead.
+func noRawControls(t *testing.T, text string) {
+	t.Helper()
+	if strings.ContainsAny(text, "\x1b\x07") {
+		t.Fatalf("raw control characters in %q", text)
+	}
+	if !strings.Contains(text, `\x1b]0;TITLE\x07`) {
+		t.Fatalf("the escaped name is missing from %q", text)
+	}
+}
+
+// Finding 5: the PATH printed when a command is not found is escaped.
+func TestNotFoundMessageEscapesPATH(t *testing.T) {
+	l := startLaunch(t, t.TempDir(), []string{"PATH=/nonexistent/" + escapeTitle + ":/also-not-there"}, "-s", "x", "--", "agentknock-no-such-command")
+	if status := l.wait(t); status != 1 || !strings.Contains(l.stderr.String(), "wasn't found") {
+		t.Fatalf("status %d stderr %q", status, l.stderr.String())
+	}
+	noRawControls(t, l.stderr.String())
+}
+
+// runAsNobody starts the launcher as nobody in dir with its test approval
+// in dir/approval, which nobody may write.
+func runAsNobody(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, approvalDir, *bytes.Buffer) {
+	t.Helper()
+	approval := filepath.Join(dir, "approval")
+	os.Mkdir(approval, 0o777)
+	os.Chmod(approval, 0o777)
+	cmd := exec.Command(testBinary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+approval), env...)
+	cmd.SysProcAttr = nobody
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, approvalDir(approval), &stderr
+}
+
+// Finding 5: an open error after approval names the script's directory
+// escaped. The script is swapped, while the request waits, for a copy that
+// nobody may execute but not read, so the revalidating open is refused.
+func TestOpenErrorAfterApprovalEscapesTheDirectory(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-escape-")
+	sub := filepath.Join(dir, "d"+escapeTitle)
+	writeExecutable(t, filepath.Join(sub, "tool"), "#!/bin/sh\necho ran\n")
+	cmd, approval, stderr := runAsNobody(t, dir, nil, "-s", "x", "--", "./d"+escapeTitle+"/tool")
+	approval.waitRequest(t)
+	writeExecutable(t, filepath.Join(sub, "tool.new"), "#!/bin/sh\necho ran\n")
+	os.Chmod(filepath.Join(sub, "tool.new"), 0o711)
+	if err := os.Rename(filepath.Join(sub, "tool.new"), filepath.Join(sub, "tool")); err != nil {
+		t.Fatal(err)
+	}
+	approval.approve(t, nil)
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "again before running it") {
+		t.Fatalf("%v: %q", cmd.ProcessState, stderr.String())
+	}
+	noRawControls(t, stderr.String())
+}
+
+// Finding 9: a command that may be in a PATH directory this user cannot
+// search is refused as a shell refuses it ("Permission denied"), not as
+// missing, and the directory is named.
+func TestUnsearchablePATHDirectoryIsPermissionDenied(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-nosearch-")
+	locked := filepath.Join(dir, "locked")
+	writeExecutable(t, filepath.Join(locked, "tool"), "#!/bin/sh\necho ran\n")
+	os.Chmod(locked, 0o700) // root's: nobody may not search it
+	direct := exec.Command("sh", "-c", "tool")
+	direct.Env = []string{"PATH=" + locked}
+	direct.SysProcAttr = nobody
+	out, _ := direct.CombinedOutput()
+	if !strings.Contains(strings.ToLower(string(out)), "permission denied") {
+		t.Fatalf("the shell itself says %q", out)
+	}
+	cmd, _, stderr := runAsNobody(t, dir, []string{"PATH=/nonexistent:" + locked}, "-s", "x", "--", "tool")
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "permission denied (the PATH directory "+locked+" cannot be searched") || strings.Contains(stderr.String(), "wasn't found") {
+		t.Fatalf("%v: %q", cmd.ProcessState, stderr.String())
+	}
+}
+
+// Finding 4, with a real special file that reports itself regular: a
+// script swapped, while the request waits, for a symbolic link to a
+// tracefs trace_pipe (a regular file of size 0 whose read waits for trace
+// events, for ever on an idle system). The launcher runs in a mount
+// namespace of its own with tracefs mounted at /sys/kernel/tracing; the
+// trace_pipe is that of a tracing instance made for the test (a
+// trace_pipe has one reader at a time, so the global one may be busy).
+// The revalidating read answers at once that the file would wait, instead
+// of holding the run (with the approval spent) until something is traced.
+func TestRevalidationDoesNotWaitOnTracePipe(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount tracefs in a mount namespace")
+	}
+	needProgram(t, "unshare", "util-linux")
+	instance := "/sys/kernel/tracing/instances/agentknock-test-" + strconv.Itoa(os.Getpid())
+	withTracefs := func(script string, args ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c",
+			`mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing || exit 97; ` + script, "sh"}, args...)...)
+	}
+	if out, err := withTracefs(`mkdir "$1" && test -f "$1/trace_pipe"`, instance).CombinedOutput(); err != nil {
+		t.Skipf("no tracefs instance can be made here: %v %s", err, out)
+	}
+	t.Cleanup(func() { withTracefs(`rmdir "$1"`, instance).Run() })
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "tool")
+	writeExecutable(t, tool, "#!/bin/sh\necho ran\n")
+	approval := newApprovalDir(t)
+	cmd := withTracefs(`exec "$@"`, testBinary, "-s", "x", "--", "./tool")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	approval.waitRequest(t)
+	if err := os.Symlink(instance+"/trace_pipe", tool+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tool+".new", tool); err != nil {
+		t.Fatal(err)
+	}
+	approval.approve(t, nil)
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "again before running it: it reports itself as a regular file, but reading it would wait") {
+		t.Fatalf("%v (killed after a minute if it waited): %q", cmd.ProcessState, stderr.String())
+	}
+}
+
+// Finding 4, the read itself: a descriptor whose read would wait (the
+// empty end of a non-blocking pipe stands in for the pseudo-file) answers
+// errReadWouldWait at once, and a file read past its time bound answers
+// errReadTooSlow, each with nothing hashed.
+func TestRawFileReadIsBounded(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	waiting := &rawFile{fd: p[0], deadline: time.Now().Add(time.Minute)}
+	defer waiting.Close()
+	if _, _, _, err := hashStream(waiting); !errors.Is(err, errReadWouldWait) {
+		t.Fatalf("an empty non-blocking pipe: %v", err)
+	}
+
+	path := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(path, []byte("contents"), 0o644)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := &rawFile{fd: fd, deadline: time.Now().Add(-time.Second)}
+	defer late.Close()
+	if _, _, _, err := hashStream(late); !errors.Is(err, errReadTooSlow) {
+		t.Fatalf("past the deadline: %v", err)
+	}
+	late.deadline = time.Now().Add(time.Minute)
+	if _, _, size, err := hashStream(late); err != nil || size != int64(len("contents")) {
+		t.Fatalf("within the deadline: %d bytes, %v", size, err)
+	}
+	if hashReadBound(0) != 10*time.Second || hashReadBound(1<<30) != 112*time.Second {
+		t.Fatalf("hashReadBound: %v, %v", hashReadBound(0), hashReadBound(1<<30))
+	}
+}
+
+// Finding 7: without /proc the selected file is named and read through its
+// candidate name, and each proves identity with the retained O_PATH
+// descriptor: a name that leads to another file by then (here a file
+// renamed over the candidate after it was opened) is neither reported nor
+// read. The same calls accept the name while it still leads there.
+func TestWithoutProcNamesAndOpensOnlyTheRetainedFile(t *testing.T) {
+	dir := t.TempDir()
+	candidate := filepath.Join(dir, "tool")
+	writeExecutable(t, candidate, "#!/bin/sh\necho selected\n")
+	os.Symlink("tool", filepath.Join(dir, "link"))
+	link := filepath.Join(dir, "link")
+	fd, err := unix.Open(link, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var retained unix.Stat_t
+	if err := unix.Fstat(fd, &retained); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := nameWithoutProc(link, &retained); err != nil || name != candidate {
+		t.Fatalf("nameWithoutProc before the swap: %q, %v", name, err)
+	}
+	rfd, err := openByName(unix.AT_FDCWD, link, &retained)
+	if err != nil {
+		t.Fatalf("openByName before the swap: %v", err)
+	}
+	unix.Close(rfd)
+
+	writeExecutable(t, candidate+".new", "#!/bin/sh\necho another\n")
+	if err := os.Rename(candidate+".new", candidate); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := nameWithoutProc(link, &retained); err == nil || !strings.Contains(err.Error(), "its path now names another file") {
+		t.Fatalf("nameWithoutProc after the swap: %q, %v", name, err)
+	}
+	if rfd, err := openByName(unix.AT_FDCWD, link, &retained); err == nil || !strings.Contains(err.Error(), "was replaced") {
+		unix.Close(rfd)
+		t.Fatalf("openByName after the swap: %v", err)
+	}
+}
+
+// Finding 7, in a mount namespace whose /proc is an empty tmpfs: a binary
+// replaced at its path while the request waits is not what runs; the
+// retained descriptor's file is (read, hashed and executed through what
+// was retained, with identity checked at each open by name).
+func TestWithoutProcReplacedPathStillRunsTheSelectedBinary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a mount namespace")
+	}
+	needProgram(t, "unshare", "util-linux")
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "bin", "tool")
+	os.MkdirAll(filepath.Dir(tool), 0o755)
+	copyTestBinary(t, tool)
+	approval := newApprovalDir(t)
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", `mount -t tmpfs none /proc && exec "$@"`, "sh", testBinary, "-s", "x", "--", "bin/tool")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "AGENTKNOCK_TEST_ROLE=print", "AGENTKNOCK_TEST_PRINT=original")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	req := approval.waitRequest(t)
+	if req.Operation.ExecutablePath != tool || req.Operation.ExecutableHash == nil || len(req.LauncherChain) != 0 {
+		t.Fatalf("without /proc: path %q, hash %x, chain %v", req.Operation.ExecutablePath, req.Operation.ExecutableHash, req.LauncherChain)
+	}
+	writeExecutable(t, tool+".new", "#!/bin/sh\necho replacement\n")
+	if err := os.Rename(tool+".new", tool); err != nil {
+		t.Fatal(err)
+	}
+	approval.approve(t, nil)
+	if err := cmd.Wait(); err != nil || stdout.String() != "original\n" {
+		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
 	}
 }

@@ -294,7 +294,31 @@ func TestAbandonedConfirmedPairingCanBeRejected(t *testing.T) {
 	}
 	os.RemoveAll(w.home)
 	rej := w.device("pairing", "reject")
-	if rej.code != 0 || !strings.Contains(rej.stdout+rej.stderr, "rejected 1 confirmed pairing(s) that no client finished") {
+	if rej.code != 0 || !strings.Contains(rej.stdout+rej.stderr, "rejected 1 pairing(s) that no client finished") {
+		t.Fatalf("agentknock-device pairing reject: %s", rej)
+	}
+	w.pair()
+}
+
+// A relay that forges the device's pairing response (here a clear error in
+// its place) leaves on the device an attempt that awaits a completion the
+// client will never send, holding the one pairing slot: `agentknock-device
+// pairing reject` ends it at once (README), and a new pairing works.
+func TestForgedPairingResponseCanBeRejected(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.startServe(approvePairingPolicy, "forge-error:response:1")
+	if r := w.agentknock("pairing", "start", w.address); r.code == 0 {
+		t.Fatalf("pairing start through a forged response: %s", r)
+	}
+	w.waitLog(`accepted; waiting for the completion`)
+	os.RemoveAll(w.home)
+	if r := w.agentknock("pairing", "start", w.address); r.code != 1 || !strings.Contains(r.stderr, "PAIRING_UNAVAILABLE") {
+		t.Fatalf("a second pairing while the first holds the slot: %s", r)
+	}
+	os.RemoveAll(w.home)
+	rej := w.device("pairing", "reject")
+	if rej.code != 0 || !strings.Contains(rej.stdout+rej.stderr, "rejected 1 pairing(s) that no client finished") {
 		t.Fatalf("agentknock-device pairing reject: %s", rej)
 	}
 	w.pair()

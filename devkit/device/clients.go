@@ -49,10 +49,14 @@ func ListClients(stateDir string) ([]ClientInfo, error) {
 	return out, err
 }
 
-// UnfinishedPairings lists the pairings confirmed on the device that no
-// client has finished yet (`agentknock pairing finish`), which hold the
-// device's one pairing slot until activationTimeout; `agentknock-device
-// pairing reject` ends them with RevokeClient.
+// UnfinishedPairings lists the pairing attempts that hold the device's one
+// pairing slot without a verification code for a person to compare: those
+// confirmed on the device that no client has finished yet (`agentknock
+// pairing finish`, until activationTimeout), and those still awaiting the
+// client's completion (until pairingTimeout), which is where a client that
+// went away, or a relay that forged the pairing response the client saw,
+// leaves one. `agentknock-device pairing reject` ends them with
+// RevokeClient.
 func UnfinishedPairings(stateDir string, now time.Time) ([]string, error) {
 	var ids []string
 	err := transact(stateDir, func(t *txn) error {
@@ -61,7 +65,7 @@ func UnfinishedPairings(stateDir string, now time.Time) ([]string, error) {
 			return err
 		}
 		st.eachPairing(func(p *pairingAttempt) {
-			if p.Status == pairAwaitActivation && now.Before(p.deadline()) {
+			if (p.Status == pairAwaitActivation || p.Status == pairAwaitCompletion) && now.Before(p.deadline()) {
 				ids = append(ids, p.ClientID)
 			}
 		})

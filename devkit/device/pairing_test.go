@@ -260,18 +260,63 @@ func (h *harness) confirmedUnfinished() *testClient {
 	c, _ := h.startPairing(nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ids, err := UnfinishedPairings(h.dir, h.clock.now())
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		if len(ids) == 1 && ids[0] == c.clientID.String() {
+		status := h.pairingStatus(c.clientID.String())
+		if status == pairAwaitActivation {
 			return c
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("the pairing was not confirmed: %v", ids)
+			h.t.Fatalf("the pairing was not confirmed: %s", status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// pairingStatus is the stored status of clientID's pairing attempt.
+func (h *harness) pairingStatus(clientID string) string {
+	h.t.Helper()
+	status := ""
+	err := transact(h.dir, func(t *txn) error {
+		st, err := t.state()
+		if err == nil {
+			if p := st.pairing(clientID); p != nil {
+				status = p.Status
+			}
+		}
+		return err
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return status
+}
+
+// A pairing request whose client never sends the completion (it went
+// away, or a relay forged the device's response, so the client's
+// completion can never open) holds the one pairing slot: reject ends it at
+// once, as for a confirmed pairing nobody finished, and a new pairing can
+// start.
+func TestPairingAwaitingCompletionCanBeRejected(t *testing.T) {
+	h := newHarness(t)
+	if code := h.pairingRequestError(); code != "" {
+		t.Fatalf("the first pairing request: %q", code)
+	}
+	if code := h.pairingRequestError(); code != clearPairingBusy {
+		t.Fatalf("a second pairing while the first awaits its completion: %q, want %s", code, clearPairingBusy)
+	}
+	ids, err := h.dev.UnfinishedPairings()
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("UnfinishedPairings: %v, %v", ids, err)
+	}
+	if err := h.dev.Revoke(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if status := h.pairingStatus(ids[0]); status != pairRejected {
+		t.Fatalf("the rejected attempt is %s", status)
+	}
+	if ids, _ := UnfinishedPairings(h.dir, h.clock.now()); len(ids) != 0 {
+		t.Fatalf("still unfinished after the reject: %v", ids)
+	}
+	h.pair()
 }
 
 // A pairing confirmed on the device whose client went away (its home

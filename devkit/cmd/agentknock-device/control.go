@@ -166,7 +166,8 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 	case "pairing-reject":
 		msg, err = s.ap.rejectPairings(how)
 		// With no code waiting to be compared, a pairing confirmed here
-		// that no client finished is what holds the slot: end it.
+		// that no client finished, or one still awaiting the client's
+		// completion, is what holds the slot: end it.
 		if errors.Is(err, errNoPairing) && s.unfinished != nil {
 			msg, err = s.rejectUnfinished()
 		}
@@ -183,7 +184,8 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 	return controlResponse{OK: true, Message: msg}
 }
 
-// rejectUnfinished ends the confirmed pairings that no client finished.
+// rejectUnfinished ends the pairings that no client finished
+// (device.UnfinishedPairings).
 func (s *controlServer) rejectUnfinished() (string, error) {
 	ids, err := s.unfinished()
 	if err != nil {
@@ -197,7 +199,7 @@ func (s *controlServer) rejectUnfinished() (string, error) {
 			return "", err
 		}
 	}
-	return fmt.Sprintf("rejected %d confirmed pairing(s) that no client finished; new pairings can start", len(ids)), nil
+	return fmt.Sprintf("rejected %d pairing(s) that no client finished; new pairings can start", len(ids)), nil
 }
 
 func failure(err error) controlResponse {

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -108,6 +109,7 @@ func (r *renderer) invocation(indent string, d *invocationView) {
 	r.field(indent, "executable", clean(d.ExecutablePath))
 	r.field(indent, "sha-256", hashText(d.ExecutableHash))
 	r.field(indent, "mode", clean(d.ExecutableMode))
+	r.interpreter(indent, d)
 	r.field(indent, "streams", fmt.Sprintf("stdin %s, stdout %s, stderr %s",
 		clean(d.Stdin), clean(d.Stdout), clean(d.Stderr)))
 	if len(d.LauncherChain) == 0 {
@@ -128,6 +130,64 @@ func (r *renderer) invocation(indent string, d *invocationView) {
 		r.field(indent, "script", "(text not sent by the client)")
 	}
 	r.explanation(indent, d)
+}
+
+// interpreter names the program a script's #! line asks the kernel for
+// (interpreterOf), which approval does not pin: the client hashes the
+// script, not its interpreter.
+func (r *renderer) interpreter(indent string, d *invocationView) {
+	if d.ScriptContents == nil {
+		return
+	}
+	if text := interpreterOf(*d.ScriptContents); text != "" {
+		r.field(indent, "interpreter", text)
+	}
+}
+
+// interpreterOf reads a script's #! line as Linux and macOS do: the
+// program up to the first space or tab, then at most one argument, the
+// rest of the line trimmed. For env (#!/usr/bin/env NAME) the program that
+// runs is the first NAME in the command's PATH when it starts. "" when the
+// text has no #! line.
+func interpreterOf(script string) string {
+	line, _, _ := strings.Cut(script, "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return ""
+	}
+	rest = strings.Trim(rest, " \t\r")
+	if rest == "" {
+		return "(none: the #! line is empty, so the script cannot run)"
+	}
+	program, argument := rest, ""
+	if i := strings.IndexAny(rest, " \t"); i >= 0 {
+		program, argument = rest[:i], strings.TrimLeft(rest[i:], " \t")
+	}
+	text := clean(program)
+	if argument != "" {
+		text += ` with the argument "` + clean(argument) + `"`
+	}
+	if path.Base(program) == "env" {
+		if name := envProgram(argument); name != "" {
+			text += `; env runs the first "` + clean(name) + `" in the command's PATH when it starts`
+		}
+	}
+	return text + " (not pinned: a program replaced there while this waits is what runs)"
+}
+
+// envProgram is the program env runs for a #! argument: the first word
+// that is not an option; with -S the argument is split at spaces.
+func envProgram(argument string) string {
+	words := []string{argument}
+	if strings.HasPrefix(argument, "-S") {
+		words = strings.Fields(strings.TrimPrefix(argument, "-S"))
+	}
+	for _, w := range words {
+		if w != "" && !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+			return w
+		}
+	}
+	return ""
 }
 
 // explanation shows the parsed form of the shell script the invocation

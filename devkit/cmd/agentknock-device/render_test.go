@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/base64"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +218,34 @@ func TestImmediateDecisionRendersAfterTheTransaction(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A script's interpreter is named from its #! line, with what env will
+// look up in PATH, and marked as not pinned by the approval.
+func TestRenderNamesTheInterpreter(t *testing.T) {
+	v := viewOf(fakeInvocation("K7Q2", "demo"))
+	if out := renderApproval(&v); !regexp.MustCompile(`\n +interpreter +/bin/sh \(not pinned: a program replaced there while this waits is what runs\)\n`).MatchString(out) {
+		t.Errorf("no interpreter line:\n%s", out)
+	}
+	for script, want := range map[string]string{
+		"#!/usr/bin/env python3\nprint(1)\n":  `/usr/bin/env with the argument "python3"; env runs the first "python3" in the command's PATH when it starts (not pinned`,
+		"#! /usr/bin/env -S node --inspect\n": `env runs the first "node" in the command's PATH`,
+		"#!/bin/bash -eu\r\n":                 `/bin/bash with the argument "-eu" (not pinned`,
+		"#!/usr/bin/perl\t-w  -T \n":          `/usr/bin/perl with the argument "-w  -T" (not pinned`,
+		"#!\n":                                "(none: the #! line is empty",
+		"#!/tmp/\x1b]0;TITLE\x07/sh\n":        `/tmp/\x1b]0;TITLE\x07/sh (not pinned`,
+		"echo no interpreter line\n":          "",
+	} {
+		got := interpreterOf(script)
+		assertInert(t, got)
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("%q: %q, want %q", script, got, want)
+		}
+	}
+	// A binary, or a script whose text the client did not send, has none.
+	v.Invocation.ScriptContents = nil
+	if out := renderApproval(&v); strings.Contains(out, "interpreter") {
+		t.Errorf("an interpreter line without the script's text:\n%s", out)
 	}
 }
