@@ -57,10 +57,16 @@ const rulesFile = "rules.json"
 // so that a request arriving after it lapsed is told so.
 const expiredRuleKept = 24 * time.Hour
 
-// Argument matching.
+// Argument matching. Every rule matches the argument vector byte for byte:
+// a parser's printed form is no ground for matching, because the shells
+// and the parser disagree at the edges (mvdan.cc/sh reads a carriage
+// return as a blank where dash and bash keep it in the word, so
+// `cat<CR>./notes` printed as `cat ./notes` runs a program named "cat<CR>.").
+// "script" stays accepted from policy files and pins made before; it only
+// says that a differing script is described by its parsed form.
 const (
 	matchExact  = "exact"  // the argument vector, word for word
-	matchScript = "script" // a shell -c script: its parsed form, the other words exactly
+	matchScript = "script" // the same, and a differing -c script is named by its parsed form
 )
 
 type rule struct {
@@ -187,8 +193,8 @@ func ruleFromRequest(a *device.Approval, d time.Duration, now time.Time, by stri
 		}
 		r.SHA256 = hex.EncodeToString(raw)
 	}
-	if _, ok := canonicalScriptArgv(r.Argv, inv.ExecutablePath); ok {
-		r.Match = matchScript
+	if err := pinnableArgv(r.Argv); err != nil {
+		return nil, err
 	}
 	var script *string
 	if inv.HasScriptContents {
@@ -253,6 +259,23 @@ func routingEqual(a, b map[string]routingView) bool {
 	return true
 }
 
+// pinnableArgv refuses a pin of an argument vector holding a control
+// character other than tab and newline: the person approved what the
+// screen showed, and a carriage return, an escape or a backspace makes the
+// screen show other words than the shell runs.
+func pinnableArgv(argv []string) error {
+	for i, w := range argv {
+		for j := 0; j < len(w); j++ {
+			if c := w[j]; (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
+				return fmt.Errorf("not pinned: argument %d holds the control character %q at byte %d; "+
+					"a shell runs it as part of a word while a terminal or the device's parser hides it, "+
+					"so a rule could not say what it approves (approve once, or remove the character)", i, string(c), j)
+			}
+		}
+	}
+	return nil
+}
+
 // canonicalScriptArgv replaces the script of a shell -c argument vector by
 // its parsed form, printed canonically (comments, spacing and line breaks
 // do not count). ok is false if argv runs no -c script or it does not parse.
@@ -311,14 +334,8 @@ func (r *rule) differences(a *device.Approval, now time.Time) []string {
 		diff = append(diff, "sha-256 (the executable changed: the rule has "+shortHash(r.SHA256)+", this request "+shortHash(hashHex(inv.ExecutableHash))+")")
 	}
 	argv := append([]string{inv.Command}, inv.Arguments...)
-	if r.Match == matchScript {
-		want, ok1 := canonicalScriptArgv(r.Argv, r.Executable)
-		got, ok2 := canonicalScriptArgv(argv, inv.ExecutablePath)
-		if !ok1 || !ok2 || !slices.Equal(want, got) {
-			diff = append(diff, "script (its parsed form differs from the rule's: "+clean(shellJoin(r.Argv))+")")
-		}
-	} else if !slices.Equal(argv, r.Argv) {
-		diff = append(diff, "arguments (the rule is for "+shellJoin(r.Argv)+")")
+	if !slices.Equal(argv, r.Argv) {
+		diff = append(diff, argvDifference(r.Argv, argv, r.Executable, inv.ExecutablePath))
 	}
 	if inv.WorkingDirectory != r.Directory {
 		diff = append(diff, "directory (the rule is for "+clean(r.Directory)+")")
@@ -327,6 +344,22 @@ func (r *rule) differences(a *device.Approval, now time.Time) []string {
 		diff = append(diff, "expiry (the rule expired at "+r.end().Local().Format(time.RFC3339)+")")
 	}
 	return diff
+}
+
+// argvDifference names how argv differs from the rule's: the parsed form
+// says whether it is another script or the same one spelt with other
+// bytes, never whether it matches.
+func argvDifference(want, got []string, wantExe, gotExe string) string {
+	w, ok1 := canonicalScriptArgv(want, wantExe)
+	g, ok2 := canonicalScriptArgv(got, gotExe)
+	switch {
+	case ok1 && ok2 && slices.Equal(w, g):
+		return "arguments (not byte for byte the rule's " + shellJoin(want) + ", though they parse alike: " +
+			"a rule matches the exact bytes, since a shell may read them otherwise than the parser)"
+	case ok1 || ok2:
+		return "script (its parsed form differs from the rule's: " + clean(shellJoin(want)) + ")"
+	}
+	return "arguments (the rule is for " + shellJoin(want) + ")"
 }
 
 // end is when the rule stops applying: its expiry, or the lifetime cap.
@@ -364,9 +397,7 @@ func (r *rule) describe() string {
 	} else {
 		b.WriteString(" sha-256 " + shortHash(r.SHA256))
 	}
-	if r.Match == matchScript {
-		b.WriteString("; the script matches by its parsed form")
-	}
+	b.WriteString("; the arguments match byte for byte")
 	fmt.Fprintf(&b, "; secrets %s for client %s", cleanList(r.Secrets, ", "), clean(r.Client))
 	if !r.Expires.IsZero() {
 		b.WriteString("; until " + r.Expires.Local().Format(time.RFC3339))
@@ -630,6 +661,9 @@ func checkPolicyRule(i int, r *rule) error {
 		}
 	default:
 		return fmt.Errorf("%s: match is %q, want exact or script", where, r.Match)
+	}
+	if err := pinnableArgv(r.Argv); err != nil {
+		return fmt.Errorf("%s: %v", where, strings.Replace(err.Error(), "not pinned: ", "", 1))
 	}
 	r.Secrets = sortedCopy(r.Secrets)
 	for name, rt := range r.Routing {

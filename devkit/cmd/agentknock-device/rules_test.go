@@ -87,19 +87,23 @@ func pinCodeOf(t *testing.T, h *harness, a *device.Approval, d time.Duration) st
 func TestPinnedRuleBoundFields(t *testing.T) {
 	h := newHarness(t, defaultPolicy())
 	msg := h.pin(t, scriptInvocation("R0"), 30*time.Minute)
-	if !strings.Contains(msg, "the script matches by its parsed form") || !strings.Contains(msg, "sha-256 303132333435") {
+	if !strings.Contains(msg, "the arguments match byte for byte") || !strings.Contains(msg, "sha-256 303132333435") {
 		t.Errorf("pinning message: %s", msg)
 	}
 
-	// The same command again, and the same script spelt differently.
+	// The same command again matches; the same script spelt with other
+	// bytes (spacing, a comment, a carriage return the parser reads as a
+	// blank) does not, and the prompt says it parses alike.
 	same := scriptInvocation("R1")
 	if d := h.ap.Decide(context.Background(), same); !d.Approve {
 		t.Fatalf("rule did not cover the same request: %+v", d)
 	}
-	respelt := scriptInvocation("R2")
-	respelt.Invocation.Arguments = []string{"-c", "make   test  # once more\n"}
-	if d := h.ap.Decide(context.Background(), respelt); !d.Approve {
-		t.Fatalf("rule did not cover the same script respelt: %+v", d)
+	for i, respelt := range []string{"make   test  # once more\n", "make\rtest"} {
+		a := scriptInvocation("R" + string(rune('2'+i)))
+		a.Invocation.Arguments = []string{"-c", respelt}
+		if note := h.askedAgain(t, a); !strings.Contains(note, "though they parse alike") {
+			t.Errorf("respelt %q: prompt says %q", respelt, note)
+		}
 	}
 	if out := h.out.String(); !strings.Contains(out, "R1 approved by pinned rule r-") {
 		t.Errorf("rule decision not shown:\n%s", out)
@@ -239,7 +243,7 @@ func TestPolicyRules(t *testing.T) {
 	}
 	h := newHarness(t, pol)
 	a := scriptInvocation("P0")
-	a.Invocation.Arguments = []string{"-c", "make test\n"}
+	a.Invocation.Arguments = []string{"-c", "make test"}
 	if d := h.ap.Decide(context.Background(), a); !d.Approve {
 		t.Fatalf("policy rule: %+v\n%s", d, h.out.String())
 	}
