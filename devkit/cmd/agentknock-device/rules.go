@@ -82,13 +82,17 @@ type rule struct {
 	// ExecuteOnly: the binary could not be read, so the client sent no
 	// hash; the rule binds the path only and matches only hashless
 	// requests.
-	ExecuteOnly bool      `json:"execute_only,omitempty"`
-	Argv        []string  `json:"argv"`
-	Match       string    `json:"match"`
-	Directory   string    `json:"directory"`
-	Created     time.Time `json:"created,omitzero"`
-	Expires     time.Time `json:"expires,omitzero"` // zero: no expiry (policy rules only)
-	PinnedBy    string    `json:"pinned_by,omitempty"`
+	ExecuteOnly bool     `json:"execute_only,omitempty"`
+	Argv        []string `json:"argv"`
+	Match       string   `json:"match"`
+	Directory   string   `json:"directory"`
+	// Stdin is the kind of standard input the client reported (a
+	// terminal, a pipe, a file, none): a program reading its code from
+	// there runs other code with another kind. "" in rules made before.
+	Stdin    string    `json:"stdin,omitempty"`
+	Created  time.Time `json:"created,omitzero"`
+	Expires  time.Time `json:"expires,omitzero"` // zero: no expiry (policy rules only)
+	PinnedBy string    `json:"pinned_by,omitempty"`
 	// Unbound is what the rule cannot bind, as the person confirmed it.
 	Unbound []unboundItem `json:"unbound,omitempty"`
 	// MAC authenticates a pinned rule: HMAC-SHA256 with rules.key over
@@ -180,6 +184,7 @@ func ruleFromRequest(a *device.Approval, d time.Duration, now time.Time, by stri
 		Argv:       append([]string{inv.Command}, inv.Arguments...),
 		Match:      matchExact,
 		Directory:  inv.WorkingDirectory,
+		Stdin:      inv.Stdin,
 		Created:    now.UTC(),
 		Expires:    now.Add(d).UTC(),
 		PinnedBy:   by,
@@ -340,6 +345,9 @@ func (r *rule) differences(a *device.Approval, now time.Time) []string {
 	if inv.WorkingDirectory != r.Directory {
 		diff = append(diff, "directory (the rule is for "+clean(r.Directory)+")")
 	}
+	if !r.fromPolicy && inv.Stdin != r.Stdin {
+		diff = append(diff, "standard input (the rule is for "+clean(orNone(r.Stdin))+", this request "+clean(orNone(inv.Stdin))+")")
+	}
 	if r.expired(now) {
 		diff = append(diff, "expiry (the rule expired at "+r.end().Local().Format(time.RFC3339)+")")
 	}
@@ -360,6 +368,13 @@ func argvDifference(want, got []string, wantExe, gotExe string) string {
 		return "script (its parsed form differs from the rule's: " + clean(shellJoin(want)) + ")"
 	}
 	return "arguments (the rule is for " + shellJoin(want) + ")"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none stated"
+	}
+	return s
 }
 
 // end is when the rule stops applying: its expiry, or the lifetime cap.
@@ -438,6 +453,9 @@ type ruleStore struct {
 	path string
 	now  func() time.Time
 	mu   sync.Mutex
+	// audit, when set, must hold the rule's creation and not its removal
+	// (audit.go): a rules.json copied back revives nothing.
+	audit *auditLog
 }
 
 type rulesDoc struct {
@@ -485,7 +503,11 @@ func (s *ruleStore) list() (valid []*rule, refused []refusedRule, err error) {
 	}
 	now := s.now()
 	for _, r := range rules {
-		if why := r.refusal(key, now); why != "" {
+		why := r.refusal(key, now)
+		if why == "" && s.audit != nil {
+			why = s.audit.bindingRefusal(r.MAC)
+		}
+		if why != "" {
 			refused = append(refused, refusedRule{r, why})
 		} else {
 			valid = append(valid, r)
@@ -519,20 +541,21 @@ func (s *ruleStore) add(r *rule) error {
 	return s.write(append(kept, r))
 }
 
-// remove deletes the pinned rule id, refused or not; false if there is
-// none.
-func (s *ruleStore) remove(id string) (bool, error) {
+// remove deletes the pinned rule id, refused or not, and returns it; nil
+// if there is none.
+func (s *ruleStore) remove(id string) (*rule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rules, err := s.loadAll()
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	i := slices.IndexFunc(rules, func(r *rule) bool { return r.ID == id })
 	if i < 0 {
-		return false, nil
+		return nil, nil
 	}
-	return true, s.write(slices.Delete(rules, i, i+1))
+	r := rules[i]
+	return r, s.write(slices.Delete(rules, i, i+1))
 }
 
 func (s *ruleStore) write(rules []*rule) error {
@@ -696,16 +719,23 @@ func cmdRules(c *cli, args []string) error {
 		return err
 	}
 	store := newRuleStore(dir, time.Now)
+	store.audit = newAuditLog(dir, func(m string) { fmt.Fprintf(c.stderr, "%s: audit log: %s\n", progName, clean(m)) })
 	if len(operands) > 0 {
 		if operands[0] != "remove" || len(operands) != 2 {
 			return usagef("usage: %s rules [--json] | rules remove ID", progName)
 		}
-		ok, err := store.remove(operands[1])
+		r, err := store.remove(operands[1])
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if r == nil {
 			return fmt.Errorf("no pinned rule %q", operands[1])
+		}
+		// The removal is a sealed record: a rules.json copied back later
+		// does not bring the rule back.
+		if err := store.audit.removeBindings([]auditBinding{{Kind: "rule", ID: r.ID, MAC: r.MAC, Why: "removed"}},
+			decidedBy{who: "person", how: "rules remove " + r.ID}, time.Now()); err != nil {
+			fmt.Fprintf(c.stderr, "%s: warning: the removal is not in the audit log (%v); the rule is removed from %s\n", progName, err, rulesFile)
 		}
 		fmt.Fprintf(c.stderr, "removed pinned rule %s\n", clean(operands[1]))
 		return nil
