@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -517,4 +518,144 @@ func FuzzAuditVerify(f *testing.F) {
 			t.Fatalf("a log without audit.head verified: %+v", v)
 		}
 	})
+}
+
+// TestAuditSealedAgainstTheStateHolder plays whoever later reads the state
+// directory: they hold the files and the current key (audit.head), never
+// an earlier one. Each change to entries sealed before is named by
+// log --verify --key; without the key, verify says what it cannot promise.
+func TestAuditSealedAgainstTheStateHolder(t *testing.T) {
+	pol, _ := parsePolicy([]byte(`{"secrets": {"auto": "approve"}}`))
+	h := newHarness(t, pol)
+	seed, _ := readAuditHead(h.dir)
+	key := verifyKey{origin: 0, seed: mustHex(t, seed.Key)}
+	h.ap.audit.rotateSize = 4 << 10
+	for i := range 24 {
+		h.ap.Decide(context.Background(), fakeInvocation(fmt.Sprintf("T%d", i), "auto"))
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, auditFile+".1")); err != nil {
+		t.Fatal("no rotation happened")
+	}
+	snapshot := map[string][]byte{}
+	names := []string{auditFile, auditFile + ".1", auditFile + ".2", auditFile + ".3", auditHeadFile}
+	for _, n := range names {
+		if data, err := os.ReadFile(filepath.Join(h.dir, n)); err == nil {
+			snapshot[n] = data
+		}
+	}
+	restore := func() {
+		for _, n := range names {
+			os.Remove(filepath.Join(h.dir, n))
+			if data, ok := snapshot[n]; ok {
+				os.WriteFile(filepath.Join(h.dir, n), data, 0o600)
+			}
+		}
+	}
+	if r := h.cli(t, "log", "--verify", "--key", key.String()); r.code != 0 || !strings.Contains(r.stdout, "every seal checked with the verification key") {
+		t.Fatalf("intact: %s", r)
+	}
+	if r := h.cli(t, "log", "--verify"); r.code != 0 || !strings.Contains(r.stderr, "without the verification key") {
+		t.Fatalf("intact, no key: %s", r)
+	}
+	current := func() auditHead { hd, _ := readAuditHead(h.dir); return hd }()
+	curKey := mustHex(t, current.Key)
+
+	// reseal rewrites lines from index i of the current file as the
+	// attacker can: chain links recomputed, and seals made with the only
+	// key they have.
+	reseal := func(lines []string, from int, prev string) []string {
+		k := bytes.Clone(curKey)
+		for i := from; i < len(lines); i++ {
+			var e auditEntry
+			json.Unmarshal([]byte(lines[i]), &e)
+			e.Prev = prev
+			body := encodeAuditEntry(e)
+			lines[i] = string(sealLine(body, k))
+			prev = lineHash([]byte(lines[i]))
+		}
+		return lines
+	}
+	writeHead := func(lines []string) {
+		var e auditEntry
+		json.Unmarshal([]byte(lines[len(lines)-1]), &e)
+		writeAuditHead(h.dir, auditHead{Seq: e.Seq, SHA256: lineHash([]byte(lines[len(lines)-1])), Key: current.Key}, nil)
+	}
+	cases := []struct {
+		name   string
+		change func(lines []string) []string
+		want   string
+	}{
+		{"edit", func(l []string) []string {
+			l[1] = strings.Replace(l[1], `"decision":"approved"`, `"decision":"denied"`, 1)
+			return reseal(l, 1, lineHash([]byte(l[0])))
+		}, "does not carry the seal of the verification key"},
+		{"delete", func(l []string) []string {
+			l = append(l[:1], l[2:]...)
+			return reseal(l, 1, lineHash([]byte(l[0])))
+		}, ""},
+		{"reorder", func(l []string) []string {
+			l[1], l[2] = l[2], l[1]
+			return reseal(l, 1, lineHash([]byte(l[0])))
+		}, ""},
+		{"truncate", func(l []string) []string { return l[:len(l)-2] }, "entries were cut and the head rewritten"},
+	}
+	for _, c := range cases {
+		restore()
+		lines := logLines(t, h.dir)
+		lines = c.change(lines)
+		writeLines(t, h.dir, lines)
+		writeHead(lines)
+		r := h.cli(t, "log", "--verify", "--key", key.String())
+		if r.code != 1 || !strings.Contains(r.stderr, "the audit log does not verify") {
+			t.Errorf("%s: not caught: %s", c.name, r)
+		}
+		if c.want == "entries were cut and the head rewritten" {
+			c.want = "were cut and the head rewritten"
+		}
+		if c.want != "" && !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: %s", c.name, r)
+		}
+	}
+
+	// Rollback: the whole set as it was earlier verifies, and says it is
+	// sealed only through that earlier entry.
+	restore()
+	before := snapshot
+	for i := range 3 {
+		h.ap.Decide(context.Background(), fakeInvocation(fmt.Sprintf("U%d", i), "auto"))
+	}
+	snapshot = before
+	restore()
+	var last auditEntry
+	lines := logLines(t, h.dir)
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if r := h.cli(t, "log", "--verify", "--key", key.String()); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("sealed through entry %d at ", last.Seq)) {
+		t.Errorf("rollback: %s", r)
+	}
+
+	// Splice: the rotated file moved over the current one, head recomputed.
+	restore()
+	rotated := strings.Split(strings.TrimSuffix(string(snapshot[auditFile+".1"]), "\n"), "\n")
+	os.Rename(filepath.Join(h.dir, auditFile+".1"), filepath.Join(h.dir, auditFile))
+	os.Rename(filepath.Join(h.dir, auditFile+".2"), filepath.Join(h.dir, auditFile+".1"))
+	os.Rename(filepath.Join(h.dir, auditFile+".3"), filepath.Join(h.dir, auditFile+".2"))
+	writeHead(rotated)
+	if r := h.cli(t, "log", "--verify", "--key", key.String()); r.code != 1 || !strings.Contains(r.stderr, "the audit log does not verify") {
+		t.Errorf("splice: %s", r)
+	}
+	// A rotated file removed (the oldest): no sealed record accounts for it.
+	restore()
+	os.Remove(filepath.Join(h.dir, auditFile+".1"))
+	if r := h.cli(t, "log", "--verify", "--key", key.String()); r.code != 1 {
+		t.Errorf("rotated file removed: %s", r)
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 32 {
+		t.Fatalf("not a key: %q", s)
+	}
+	return b
 }
