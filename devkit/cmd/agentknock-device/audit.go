@@ -330,15 +330,6 @@ func parseVerifyKey(s string) (verifyKey, error) {
 	return k, nil
 }
 
-// at is the key that seals entry seq.
-func (k verifyKey) at(seq uint64) []byte {
-	key := bytes.Clone(k.seed)
-	for i := k.origin + 1; i < seq; i++ {
-		key = evolveKey(key)
-	}
-	return key
-}
-
 // newSealing starts a sealed record after entry seq (hash last): a fresh
 // key in audit.head, returned once as the verification key.
 func newSealing(dir string, seq uint64, last string, syncs *atomic.Int64) (verifyKey, error) {
@@ -1759,5 +1750,20 @@ func (ap *approver) keepSealing(ctx context.Context, every time.Duration) {
 				ap.con.printf("  (audit log: epoch not sealed: %s)\n", clean(err.Error()))
 			}
 		}
+	}
+}
+
+// Undelivered implements device.UndeliveredRecorder: a decision the log
+// took that the client never received as decided is recorded as such.
+func (ap *approver) Undelivered(a *device.Approval, d device.Decision, why string) {
+	verb := "denial"
+	if d.Approve {
+		verb = "approval"
+	}
+	ap.con.printf("  -> %s: its %s was NOT delivered: %s\n", clean(a.ID), verb, why)
+	e := auditEntry{Kind: "undelivered", Decision: "recorded", DecidedBy: "device", Time: ap.now().UTC(), ID: a.ID,
+		Client: a.ClientID, RequestID: a.RequestID, How: "the " + verb + " of " + a.ID + " was not delivered: " + why}
+	if err := ap.audit.append(e); err != nil {
+		ap.con.printf("  (audit log: the non-delivery of %s not recorded: %s)\n", clean(a.ID), clean(err.Error()))
 	}
 }

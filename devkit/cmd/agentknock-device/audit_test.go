@@ -735,3 +735,24 @@ func mustHex(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// A decision the log took and the device then failed to deliver (its state
+// could not store the answer) is recorded as not delivered.
+func TestAuditUndeliveredRecorded(t *testing.T) {
+	pol, _ := parsePolicy([]byte(`{"secrets": {"auto": "approve"}}`))
+	h := newHarness(t, pol)
+	a := fakeInvocation("N1", "auto")
+	if d := h.ap.Decide(context.Background(), a); !d.Approve {
+		t.Fatal(d)
+	}
+	var _ device.UndeliveredRecorder = h.ap
+	h.ap.Undelivered(a, device.Decision{Approve: true}, "the device could not store its answer")
+	entries, _, _ := readAudit(h.dir, time.Time{})
+	last := entries[len(entries)-1]
+	if last.Kind != "undelivered" || last.ID != "N1" || !strings.Contains(last.How, "approval of N1 was not delivered") {
+		t.Errorf("last entry: %+v", last)
+	}
+	if !strings.Contains(h.out.String(), "N1: its approval was NOT delivered") {
+		t.Errorf("console:\n%s", h.out.String())
+	}
+}
