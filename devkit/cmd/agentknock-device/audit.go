@@ -1,35 +1,49 @@
 // The audit log: audit.jsonl in the state directory, one JSON object per
 // line for every request the device was asked to decide, with who or what
 // decided it, the request's reason, the explanation's verdict and marks,
-// and how the secrets were delivered; `agentknock-device log` shows it and
-// `log --verify` checks it. Names only: secret values never reach it.
+// how the secrets were delivered and the SHA-256 of the whole request;
+// `agentknock-device log` shows it, `log --verify [--key K]` checks it,
+// `log --show SEQ` prints an entry's full request. Names only: secret
+// values never reach it. (README: "The audit log, and how to verify it".)
 //
 // It is evidence, so:
 //   - each entry carries its sequence number and the SHA-256 of the line
-//     before it (prev), a chain that continues across rotation (the first
-//     entry of a new file links to the last of the rotated one); audit.head
-//     holds the sequence number and hash of the last entry, so an entry
-//     removed from the end shows too;
+//     before it (prev), a chain that continues across rotation;
+//   - each entry is sealed, forward-securely (systemd-journald's Forward
+//     Secure Sealing; Bellare and Yee's forward-secure MACs): an HMAC under
+//     the key at its position, after which the key evolves one way and the
+//     new key replaces the old in audit.head, with the entry's number and
+//     hash. init prints the first key once; with it, --verify checks every
+//     seal and the head key's position, which whoever holds only the
+//     current key cannot forge for an earlier entry;
+//   - before each append (and at serve's start) the file's end is checked
+//     against the head: a cut, a replaced or removed file stops the log
+//     (every request is then denied with an answer) instead of a new chain
+//     being started from whatever the file ends with;
 //   - the file is opened with O_NOFOLLOW (a symbolic link is refused), its
-//     mode is held at 0600 (a wider existing file is set to 0600, and the
-//     console says so: it names clients, secrets and commands), and before
-//     each append the open descriptor's inode is compared with the path's,
-//     so a log removed or replaced while serve runs is started again, its
-//     first entry linking to the last one written;
-//   - each entry is written with one write(2) and fsync'd before the
-//     decision is sent; if either fails the decision is not sent (the
-//     approver denies the request instead, approver.go);
-//   - control, format and bidirectional characters (C0, DEL, C1 such as
-//     U+009B, U+200B, U+202E, ...) are escaped as \uXXXX in the file
-//     itself, so a terminal showing the raw file is not steered by them;
+//     mode is held at 0600, and appends from serve and the commands that
+//     record (rules remove, log --new-key) are ordered by flock(2) on
+//     audit.lock;
+//   - each entry is written with one write(2) and fsync'd, then the head
+//     with fsync, before the decision is sent; if the entry cannot be
+//     written the decision is not sent (the approver denies instead);
+//   - rules and grants are bound to it: the approval that made one records
+//     its MAC, removals, expiries and drops are entries, and a rule or grant
+//     is used only while its creation is in the verified log and its
+//     removal is not;
+//   - control, format and bidirectional characters are escaped as \uXXXX
+//     in the file itself;
 //   - size is bounded: each text field is capped (auditFieldCap, a command
-//     summary at auditCommandCap), a line at auditLineCap, and the file is
-//     rotated at auditRotateSize into audit.jsonl.1 .. .3, so the log holds
-//     at most (1 + auditRotatedKept) * auditRotateSize bytes.
+//     summary at auditCommandCap), a line at auditLineCap (the full request
+//     is kept only when it fits), and the file is rotated at
+//     auditRotateSize into audit.jsonl.1 .. .3; the file dropped is
+//     summarised in a sealed record, and refusals that needed nobody are
+//     counted past auditRefusalsKept per epoch rather than written.
 //
-// A crash can tear the last line; the next serve ends it with a newline and
-// its first entry carries the torn bytes' hash (torn), so --verify can tell
-// a crash from an edit.
+// A crash can tear the last line; the next entry ends it with a newline and
+// carries the torn bytes' hash (torn), so --verify can tell a crash from an
+// edit. A crash between an entry and its head leaves the head one behind;
+// the entry's seal under the head's key shows it is the device's.
 package main
 
 import (
