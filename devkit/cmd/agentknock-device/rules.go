@@ -2,10 +2,11 @@
 // command". Unlike a grant (grants.go), which covers any command with the
 // same secrets, a rule is bound to every field of the request that decides
 // what runs and with what: the client, the secret set and its routing, the
-// executable path and SHA-256 hash, the argument vector (exactly, or the
-// parsed form of the shell script it runs), the working directory's path,
-// and an expiry. A
-// person pins one when approving (rules.json in the state directory); a
+// executable path and SHA-256 hash, the argument vector byte for byte
+// (the parsed form of a shell script only names how a request differs),
+// the working directory's path, the kind of standard input, and an expiry.
+// A control character other than tab and newline in the arguments refuses
+// the pin. A person pins one when approving (rules.json in the state directory); a
 // policy file can state the same rules. A request that differs in any bound
 // field is asked again, and the prompt names the fields.
 //
@@ -22,7 +23,9 @@
 // refused and reported. A rule is also refused when it was created in the
 // future by the current clock, and none lives longer than ruleLifetimeCap
 // after its creation, so setting the clock back revives nothing beyond the
-// cap.
+// cap. And a rule is used only while the audit log (audit.go) holds its
+// creation and not its removal, so a rules.json copied back revives
+// nothing the log saw removed.
 package main
 
 import (
