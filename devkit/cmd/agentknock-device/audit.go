@@ -759,7 +759,9 @@ func (l *auditLog) appendLocked(pre []auditEntry, e auditEntry) error {
 	}
 	defer func() { f.Close() }()
 	data, _, next := seal()
-	if c.size > 0 && c.size+int64(len(data)) > l.rotateSize {
+	// Not rotated while a torn line is being ended: its newline and the
+	// entry naming its hash must land in the same file.
+	if c.torn == "" && c.size > 0 && c.size+int64(len(data)) > l.rotateSize {
 		f.Close()
 		dropped, err := l.rotate()
 		if err != nil {
@@ -770,7 +772,6 @@ func (l *auditLog) appendLocked(pre []auditEntry, e auditEntry) error {
 				How: "the oldest rotated file was dropped", Dropped: dropped, Live: l.liveList()}
 			entries = append([]auditEntry{rec}, entries...)
 		}
-		c.torn = ""
 		if f, err = l.openAppend(); err != nil {
 			return err
 		}
