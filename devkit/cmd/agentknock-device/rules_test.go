@@ -118,6 +118,7 @@ func TestPinnedRuleBoundFields(t *testing.T) {
 		{"script (its parsed form differs", func(a *device.Approval) { a.Invocation.Arguments = []string{"-c", "make test && make deploy"} }},
 		{"script (its parsed form differs", func(a *device.Approval) { a.Invocation.Arguments = []string{"-ec", "make test"} }},
 		{"directory", func(a *device.Approval) { a.Invocation.WorkingDirectory = "/work/other" }},
+		{"standard input (the rule is for TERMINAL, this request PIPE)", func(a *device.Approval) { a.Invocation.Stdin = "PIPE" }},
 		{"routing", func(a *device.Approval) {
 			a.Invocation.Routing = map[string]device.Routing{"demo": {Only: []string{"TOKEN", "USER"}}}
 		}},
@@ -512,4 +513,25 @@ func FuzzUnbound(f *testing.F) {
 			t.Fatalf("%d items: %s", len(items), names(items))
 		}
 	})
+}
+
+// A pin of arguments holding a control character other than tab and
+// newline is refused, saying why; tab and newline are pinned.
+func TestPinRefusesControlCharacters(t *testing.T) {
+	for _, script := range []string{"cat\r./notes", "echo \x1b[2Jok", "echo\x00", "x\x7f"} {
+		a := scriptInvocation("C")
+		a.Invocation.Arguments = []string{"-c", script}
+		if _, err := ruleFromRequest(a, time.Hour, time.Now(), "test"); err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("%q pinned: %v", script, err)
+		}
+	}
+	a := scriptInvocation("C")
+	a.Invocation.Arguments = []string{"-c", "make\ttest\nmake lint"}
+	if _, err := ruleFromRequest(a, time.Hour, time.Now(), "test"); err != nil {
+		t.Errorf("tab and newline refused: %v", err)
+	}
+	pol := `{"rules": [{"client": "c", "secrets": ["s"], "executable": "/bin/sh", "execute_only": true, "argv": ["sh", "-c", "cat\r./x"], "directory": "/w"}]}`
+	if _, err := parsePolicy([]byte(pol)); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Errorf("a policy rule with a CR: %v", err)
+	}
 }
