@@ -317,3 +317,27 @@ func TestAuditLongCommandBoundByItsHash(t *testing.T) {
 		t.Errorf("log --verify with the kept command edited: %s", r)
 	}
 }
+
+// init prints the verification key once, on standard error (standard
+// output stays the address alone); a second init does not print it again.
+func TestAuditVerificationKeyPrintedOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if !strings.HasPrefix(w.auditKey, "ak1-0-") {
+		t.Fatalf("init printed no verification key")
+	}
+	r := w.deviceOK("init")
+	if strings.TrimSpace(r.stdout) != w.address || strings.Contains(r.stdout+r.stderr, "ak1-") {
+		t.Errorf("a second init: %s", r)
+	}
+	if strings.Contains(string(w.readState("audit.head")), strings.TrimPrefix(w.auditKey, "ak1-0-")) {
+		// The head holds the current key; before the first entry that is
+		// the first key, which the first entry then replaces.
+		w.startServe(autoPolicy, "")
+		w.pair()
+		w.stopServe()
+		if strings.Contains(string(w.readState("audit.head")), strings.TrimPrefix(w.auditKey, "ak1-0-")) {
+			t.Error("the first key is still in audit.head after an entry")
+		}
+	}
+}
