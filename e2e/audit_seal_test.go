@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 const autoPolicy = `{"default":"ask","pairing":"approve","secrets":{"demo":"approve"}}`
@@ -339,5 +340,37 @@ func TestAuditVerificationKeyPrintedOnce(t *testing.T) {
 		if strings.Contains(string(w.readState("audit.head")), strings.TrimPrefix(w.auditKey, "ak1-0-")) {
 			t.Error("the first key is still in audit.head after an entry")
 		}
+	}
+}
+
+// While serve runs it seals each epoch (--seal-every, 15 minutes unless
+// told), so the record says through when it is sealed even when nothing
+// was decided.
+func TestAuditEpochSeals(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	s := w.newServe(autoPolicy, "")
+	s.cmd.Args = append(s.cmd.Args, "--seal-every", "1s")
+	s.cmd.Stderr = &s.stderr
+	w.runServe(s, s.stderr.String)
+	deadline := time.Now().Add(waitGuard)
+	for {
+		seals := 0
+		for _, e := range w.auditLog() {
+			if e.Kind == "seal" {
+				seals++
+			}
+		}
+		if seals >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no two epoch seals (deadlock guard); serve:\n%s", clip(w.log()))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	w.stopServe()
+	if r := w.verifyWithKey(); r.code != 0 || !strings.Contains(r.stdout, "(last epoch seal ") {
+		t.Errorf("log --verify --key: %s", r)
 	}
 }
