@@ -756,3 +756,41 @@ func TestAuditUndeliveredRecorded(t *testing.T) {
 		t.Errorf("console:\n%s", h.out.String())
 	}
 }
+
+// A crash between an entry and its head leaves the head one behind: the
+// entry's seal under the head's key shows it is the device's, so serve
+// continues and verify accepts it, with a note; a line added by hand after
+// the head is not accepted.
+func TestAuditHeadLagAfterACrash(t *testing.T) {
+	pol, _ := parsePolicy([]byte(`{"secrets": {"auto": "approve"}}`))
+	h := newHarness(t, pol)
+	seed, _ := readAuditHead(h.dir)
+	key := verifyKey{seed: mustHex(t, seed.Key)}
+	h.ap.Decide(context.Background(), fakeInvocation("L1", "auto"))
+	before, _ := os.ReadFile(filepath.Join(h.dir, auditHeadFile))
+	h.ap.Decide(context.Background(), fakeInvocation("L2", "auto"))
+	os.WriteFile(filepath.Join(h.dir, auditHeadFile), before, 0o600) // the head as the crash left it
+	if r := h.cli(t, "log", "--verify", "--key", key.String()); r.code != 0 || !strings.Contains(r.stderr, "lags behind (entry 1)") {
+		t.Errorf("verify with the head one behind: %s", r)
+	}
+	restarted := newApprover(pol, h.dir, h.clock.now, newConsole(&syncBuffer{}), false)
+	if d := restarted.Decide(context.Background(), fakeInvocation("L3", "auto")); !d.Approve {
+		t.Fatalf("after the crash: %+v", d)
+	}
+	if r := h.cli(t, "log", "--verify", "--key", key.String()); r.code != 0 || !strings.Contains(r.stdout, "3 entries") {
+		t.Errorf("verify after catching up: %s", r)
+	}
+	// An entry appended by hand, sealed with a made-up key, after the head.
+	lines := logLines(t, h.dir)
+	var e auditEntry
+	json.Unmarshal([]byte(lines[len(lines)-1]), &e)
+	e.Seq, e.Prev, e.ID = e.Seq+1, lineHash([]byte(lines[len(lines)-1])), "FORGED"
+	writeLines(t, h.dir, append(lines, string(sealLine(encodeAuditEntry(e), make([]byte, 32)))))
+	if r := h.cli(t, "log", "--verify"); r.code != 1 || !strings.Contains(r.stderr, "does not carry the seal of its key") {
+		t.Errorf("a line added after the head: %s", r)
+	}
+	again := newApprover(pol, h.dir, h.clock.now, newConsole(&syncBuffer{}), false)
+	if d := again.Decide(context.Background(), fakeInvocation("L4", "auto")); d.Approve {
+		t.Errorf("serve continued after a forged line: %+v", d)
+	}
+}
