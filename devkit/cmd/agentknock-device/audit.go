@@ -100,8 +100,10 @@ const (
 	// auditLiveCap bounds the rules and grants a rotation record carries.
 	auditLiveCap = 512
 	// auditKeySearch: how far past the chain's end --verify --key looks
-	// for the position of the key in audit.head.
+	// for the position of the key in audit.head; auditKeyReach: how far
+	// it evolves the key at all (about a second per million steps).
 	auditKeySearch = 1 << 22
+	auditKeyReach  = 1 << 24
 
 	sealLabel       = "agentknock-device audit entry v1\n"
 	evolveLabel     = "evolve"
@@ -1320,6 +1322,11 @@ func verifyAudit(dir string, key *verifyKey) (v auditVerification, err error) {
 			}
 		}
 		if key != nil && e.Seq >= sealPos {
+			if e.Seq-sealPos > auditKeyReach {
+				// Bounded time: no device writes this many entries, and a
+				// forged number must not keep verify evolving the key.
+				return fail("entry %d at %s lies more than %d entries past the verification key's position %d: not an entry this key sealed", e.Seq, where(*l), auditKeyReach, sealPos)
+			}
 			for sealPos < e.Seq {
 				sealKey, sealPos = evolveKey(sealKey), sealPos+1
 			}
@@ -1399,6 +1406,9 @@ func verifyAudit(dir string, key *verifyKey) (v auditVerification, err error) {
 			return fail("the verification key starts after entry %d, but the log and its head end at entry %d: the record was cut or rolled back to before the key", key.origin, head.Seq)
 		}
 		// The head's key seals entry head.Seq+1; find where it is.
+		if head.Seq-key.origin > auditKeyReach {
+			return fail("%s records entry %d, more than %d entries past the verification key's start: not this key's record", auditHeadFile, head.Seq, auditKeyReach)
+		}
 		want, _ := hex.DecodeString(head.Key)
 		k := bytes.Clone(key.seed)
 		pos := key.origin + 1

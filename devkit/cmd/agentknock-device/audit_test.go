@@ -794,3 +794,18 @@ func TestAuditHeadLagAfterACrash(t *testing.T) {
 		t.Errorf("serve continued after a forged line: %+v", d)
 	}
 }
+
+// A forged sequence number far past the key's start is refused at once,
+// not by evolving the key that many times.
+func TestAuditVerifyKeyBounded(t *testing.T) {
+	h := newHarness(t, defaultPolicy())
+	seed, _ := readAuditHead(h.dir)
+	key := verifyKey{seed: mustHex(t, seed.Key)}
+	const far = uint64(1) << 40
+	line := fmt.Sprintf(`{"seq":%d,"prev":"ab","kind":"rotation","decision":"recorded","decided_by":"device","time":"2030-01-01T00:00:00Z","dropped":{"count":1,"first":1,"last":%d,"sha256":"","last_hash":"ab"}}`, far, far-1)
+	writeLines(t, h.dir, []string{line})
+	writeAuditHead(h.dir, auditHead{Seq: far, SHA256: lineHash([]byte(line)), Key: seed.Key}, nil)
+	if r := h.cli(t, "log", "--verify", "--key", key.String()); r.code != 1 || !strings.Contains(r.stderr, "past the verification key's position") {
+		t.Errorf("a forged far sequence: %s", r)
+	}
+}
