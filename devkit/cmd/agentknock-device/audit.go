@@ -1189,7 +1189,7 @@ type auditVerification struct {
 	removed     map[string]uint64
 }
 
-type auditLine struct {
+type auditRawLine struct {
 	file   string
 	no     int
 	raw    []byte
@@ -1200,7 +1200,7 @@ type auditLine struct {
 }
 
 // readAuditLines reads every file of the log, oldest first.
-func readAuditLines(dir string) (lines []auditLine, files int, err error) {
+func readAuditLines(dir string) (lines []auditRawLine, files int, err error) {
 	paths := auditFiles(dir)
 	for fi, path := range paths {
 		f, err := openNoFollow(path, os.O_RDONLY)
@@ -1222,7 +1222,7 @@ func readAuditLines(dir string) (lines []auditLine, files int, err error) {
 			if len(raw) == 0 {
 				continue
 			}
-			l := auditLine{file: name, no: i + 1, raw: raw, tail: i == len(parts)-1 && fi == len(paths)-1}
+			l := auditRawLine{file: name, no: i + 1, raw: raw, tail: i == len(parts)-1 && fi == len(paths)-1}
 			l.parsed = json.Unmarshal(raw, &l.e) == nil
 			l.ok = l.parsed && l.e.Seq > 0
 			lines = append(lines, l)
@@ -1243,7 +1243,7 @@ func verifyAudit(dir string, key *verifyKey) (v auditVerification, err error) {
 		return v, err
 	}
 	v.files = files
-	where := func(l auditLine) string { return fmt.Sprintf("%s line %d", l.file, l.no) }
+	where := func(l auditRawLine) string { return fmt.Sprintf("%s line %d", l.file, l.no) }
 	fail := func(format string, args ...any) (auditVerification, error) {
 		v.problem = fmt.Sprintf(format, args...)
 		return v, nil
@@ -1268,7 +1268,7 @@ func verifyAudit(dir string, key *verifyKey) (v auditVerification, err error) {
 	if key != nil {
 		sealKey, sealPos = bytes.Clone(key.seed), key.origin+1
 	}
-	var prev *auditLine
+	var prev *auditRawLine
 	var prevHash string
 	for i := range lines {
 		l := &lines[i]
@@ -1438,7 +1438,7 @@ func verifyAudit(dir string, key *verifyKey) (v auditVerification, err error) {
 // rotationRecordFor is the sealed record that accounts for the entries
 // before e, the oldest entry present: the dropped file ended at e.Seq-1
 // with the line e links to.
-func rotationRecordFor(lines []auditLine, e auditEntry) *auditEntry {
+func rotationRecordFor(lines []auditRawLine, e auditEntry) *auditEntry {
 	for i := range lines {
 		d := lines[i].e.Dropped
 		if lines[i].ok && d != nil && d.Last+1 == e.Seq && d.LastHash == e.Prev {
@@ -1546,7 +1546,7 @@ func cmdLog(c *cli, args []string) error {
 		return nil
 	}
 	for _, e := range entries {
-		io.WriteString(c.stdout, auditLineText(e))
+		io.WriteString(c.stdout, auditLine(e))
 	}
 	return nil
 }
@@ -1562,7 +1562,7 @@ func logShow(c *cli, dir string, seq uint64) error {
 			continue
 		}
 		e := l.e
-		io.WriteString(c.stdout, auditLineText(e))
+		io.WriteString(c.stdout, auditLine(e))
 		if e.RequestSHA256 != "" {
 			fmt.Fprintf(c.stdout, "    request sha256 %s\n", e.RequestSHA256)
 		}
@@ -1659,9 +1659,9 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--since wants a duration (90m, 24h, 7d) or a time (2030-01-02 or 2030-01-02T15:04:05Z), not %q", s)
 }
 
-// auditLineText is one entry for a person: time, decision and by whom, kind,
+// auditLine is one entry for a person: time, decision and by whom, kind,
 // client, secrets, command. The text came partly from clients: escaped.
-func auditLineText(e auditEntry) string {
+func auditLine(e auditEntry) string {
 	by := e.DecidedBy
 	if e.How != "" {
 		by += " " + e.How
