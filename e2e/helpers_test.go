@@ -137,6 +137,7 @@ type world struct {
 	work     string // working directory of the commands
 	input    string // files holding secret values for `secret set`
 	address  string // the device's pairing address
+	auditKey string // the audit log's verification key, as init printed it
 
 	mu      sync.Mutex
 	outputs []string // every stdout and stderr agentknock produced
@@ -171,6 +172,7 @@ func newWorld(t *testing.T) *world {
 	}
 	r := w.deviceOK("init")
 	w.address = strings.TrimSpace(r.stdout)
+	w.auditKey = regexp.MustCompile(`ak1-[0-9]+-[0-9a-f]{64}`).FindString(r.stderr)
 	if !regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`).MatchString(w.address) {
 		t.Fatalf("init printed %q, not a pairing address", w.address)
 	}

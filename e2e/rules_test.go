@@ -269,3 +269,47 @@ func TestRuleEditedByHandRefused(t *testing.T) {
 	}
 	w.leakCheck(token)
 }
+
+// A pin matches the bytes the person approved, not the parser's reading of
+// them: dash and bash keep a carriage return inside a word where the
+// device's shell parser reads a blank, so `cat<CR>./notes` is another
+// program (./cat<CR>./notes, planted here) than the pinned `cat ./notes`,
+// and `echo<CR>ok` is a program PATH finds, not the builtin echo. Both are
+// asked again, and a pin of either is refused, saying why.
+func TestRulePinMatchesExactBytes(t *testing.T) {
+	t.Parallel()
+	w, token := rulesWorld(t)
+	os.WriteFile(filepath.Join(w.work, "notes"), []byte("the notes\n"), 0o600)
+	planted := filepath.Join(w.work, "cat\r.")
+	os.Mkdir(planted, 0o700)
+	writeScript(t, filepath.Join(planted, "notes"), "#!/bin/sh\necho planted \"${#GH_TOKEN}\"\n")
+	fake := fakeBin(t, w, "echo\rok", "planted echo")
+	path := runOpts{env: []string{"PATH=" + fake + ":" + os.Getenv("PATH")}}
+
+	cases := []struct {
+		o             runOpts
+		pinned, other []string
+		want          string
+	}{
+		{runOpts{}, []string{"sh", "-c", "cat ./notes"}, []string{"sh", "-c", "cat\r./notes"}, "the notes\n"},
+		{path, []string{"bash", "-c", "echo ok"}, []string{"bash", "-c", "echo\rok"}, "ok\n"},
+	}
+	for _, c := range cases {
+		if r := w.pin(c.o, append([]string{"-s", "gh", "--"}, c.pinned...)); r.code != 0 || r.stdout != c.want {
+			t.Fatalf("pinned run %q: %s", c.pinned, r)
+		}
+		w.unasked(c.o, append([]string{"-s", "gh", "--"}, c.pinned...)...)
+		p := w.startAgentknock(c.o, append([]string{"-s", "gh", "--"}, c.other...)...)
+		id := w.waitPending()[0].ID
+		w.waitLog("though they parse alike")
+		r := w.device("approve", id, "--pin", "30")
+		if r.code == 0 || !strings.Contains(r.stderr, "control character") || len(w.pending()) != 1 {
+			t.Errorf("a pin of %q: %s", c.other, r)
+		}
+		w.deviceOK("deny", id)
+		if r := p.wait(); r.code != 1 || strings.Contains(r.stdout, "planted") {
+			t.Fatalf("%q ran on the rule for %q: %s", c.other, c.pinned, r)
+		}
+	}
+	w.leakCheck(token)
+}

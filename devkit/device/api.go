@@ -177,6 +177,14 @@ type ImmediateApprover interface {
 	DecideNow(a *Approval) (d Decision, ok bool)
 }
 
+// UndeliveredRecorder is an Approver told when a decision it made (and
+// recorded) did not reach the client as decided: the state transaction
+// that fixes the answer failed, and the client got an error instead. It
+// runs outside every transaction.
+type UndeliveredRecorder interface {
+	Undelivered(a *Approval, d Decision, why string)
+}
+
 // ImmediateReporter is an ImmediateApprover whose DecideNow only decides:
 // it runs while the device holds the transaction that accepts the request
 // (every other request waits on it), so the slow part of an immediate

@@ -35,6 +35,10 @@ type request struct {
 	// report shows and records an immediate decision; it runs once, after
 	// the held transaction is committed or ended (ImmediateReporter).
 	report func()
+	// decided and decision: the Approver's answer, for an
+	// UndeliveredRecorder when it cannot be delivered.
+	decided  *Approval
+	decision Decision
 }
 
 // reportDecision runs the request's pending report, outside every
@@ -363,8 +367,12 @@ func (d *Device) finish(r *request, rc *requestContext, enc []byte, res methodRe
 			err = fix(payload, nil)
 		}
 		if err != nil {
-			d.logf("request %s from client %s: cannot store a response: %v", r.requestID, r.clientID, err)
-			return
+			// Never silence: the client is told, though the answer could
+			// not be stored (a repeat then gets "restarted before answering").
+			d.logf("request %s from client %s: cannot store a response (%v); sending the error unstored", r.requestID, r.clientID, err)
+		}
+		if ur, ok := d.approver.(UndeliveredRecorder); ok && r.decided != nil {
+			ur.Undelivered(r.decided, r.decision, "the device could not store its answer, so the client was told the request cannot be completed")
 		}
 	}
 	// The state is committed: an immediate decision is shown and recorded

@@ -461,6 +461,7 @@ func (d *Device) decide(r *request, a *Approval) (res methodResult, ok bool) {
 		}
 		dec = d.approver.Decide(r.ctx, a)
 	}
+	r.decided, r.decision = a, dec
 	if d.ctx.Err() != nil {
 		return methodResult{abandon: true}, false
 	}

@@ -76,6 +76,7 @@ type answer struct {
 func newApprover(p *policy, stateDir string, now func() time.Time, con *console, prompt bool) *approver {
 	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now),
 		audit: newAuditLog(stateDir, func(m string) { con.printf("  (audit log: %s)\n", clean(m)) }), now: now, con: con}
+	ap.rules.audit, ap.grants.audit = ap.audit, ap.audit // a rule or grant is used only as the log records it
 	ap.prompt.Store(prompt)
 	return ap
 }
@@ -187,8 +188,13 @@ func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) device.
 // Refused implements device.RefusalRecorder: requests the device refused
 // as invalid without asking are logged too.
 func (ap *approver) Refused(a *device.Approval, message string) {
-	ap.record(a, device.Decision{Reason: "INVALID_REQUEST", Message: message},
-		decidedBy{who: "device", how: "refused as invalid: " + message}) // denied either way
+	// Denied either way; counted rather than written one by one past a
+	// few per epoch (audit.go), so a flood cannot rotate decisions out.
+	e := auditEntryOf(a, device.Decision{Reason: "INVALID_REQUEST", Message: message},
+		decidedBy{who: "device", how: "refused as invalid: " + message}, ap.now())
+	if err := ap.audit.refused(e, a.Kind+" from client "+a.ClientID+": "+message); err != nil {
+		ap.con.printf("  -> %s: the audit log could not record its refusal (%s); the refusal stands\n", clean(a.ID), clean(err.Error()))
+	}
 }
 
 // automatic applies the policy, then the rules, then the grants. ok is
@@ -411,6 +417,7 @@ func (ap *approver) approve(id string, forDur, pinDur time.Duration, accept, how
 		msg += "; " + r.describe()
 		how += ", pinning " + r.describe()
 		by.rule = r.ID
+		by.creates = append(by.creates, auditBinding{Kind: "rule", ID: r.ID, MAC: r.MAC, Expires: r.end()})
 		for _, it := range r.Unbound {
 			by.unbound = append(by.unbound, it.Name)
 		}
@@ -420,6 +427,7 @@ func (ap *approver) approve(id string, forDur, pinDur time.Duration, accept, how
 		if err != nil {
 			return "", fmt.Errorf("recording the grant: %w", err)
 		}
+		by.creates = append(by.creates, auditBinding{Kind: "grant", MAC: g.MAC, Expires: g.Expires})
 		msg += "; same requests approved until " + g.Expires.Local().Format(time.RFC3339)
 		how += " with a grant until " + g.Expires.Local().Format(time.RFC3339)
 	}

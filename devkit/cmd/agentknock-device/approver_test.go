@@ -36,7 +36,13 @@ func newHarness(t *testing.T, pol *policy) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{out: &syncBuffer{}, dir: dir, clock: &fakeClock{t: time.Now()}}
+	if _, err := newSealing(dir, 0, "", nil); err != nil { // as init does
+		t.Fatal(err)
+	}
 	h.ap = newApprover(pol, dir, h.clock.now, newConsole(h.out), false)
+	if err := h.ap.audit.prepare(); err != nil { // as serve does before any request
+		t.Fatal(err)
+	}
 	return h
 }
 

@@ -73,6 +73,9 @@ type grantStore struct {
 	path string
 	now  func() time.Time
 	mu   sync.Mutex
+	// audit, when set, must hold the grant's creation and not its
+	// removal (audit.go): a grants.json copied back revives nothing.
+	audit *auditLog
 }
 
 func newGrantStore(stateDir string, now func() time.Time) *grantStore {
@@ -119,6 +122,12 @@ func (s *grantStore) matches(clientID, operation string, secrets []string) (g gr
 		if why := g.refusal(key, now); why != "" {
 			refused = why
 			continue
+		}
+		if s.audit != nil {
+			if why := s.audit.bindingRefusal(g.MAC); why != "" {
+				refused = why
+				continue
+			}
 		}
 		if now.Before(g.Expires) && now.Before(g.Created.Add(ruleLifetimeCap)) {
 			return g, true, "", nil

@@ -39,7 +39,9 @@ Commands:
   rules [--json] / rules remove ID
                                list / remove pinned rules
   log [--since D] [--json]     show the audit log of every decision
-  log --verify                 check the audit log's hash chain
+  log --verify [--key KEY]     check the sealed audit log (with the key init printed)
+  log --show SEQ               show one entry with the full command it keeps
+  log --new-key                start a new sealed record after a cut log
 
 Exit status: 0 on success, 2 for a usage error, 1 for any other failure.
 Errors are printed as "agentknock-device: error: ..." on standard error.
@@ -52,6 +54,10 @@ const helpInit = `init
   pairing address alone on standard output, an explanation on standard
   error:
     address=$(agentknock-device init)
+  When it creates the state it also creates the audit log's sealing key
+  and prints, on standard error and only this once, its verification key
+  (ak1-0-...): keep it away from this machine (a password manager, paper);
+  'log --verify --key KEY' uses it (see 'log').
 `
 
 const helpSecret = `secret set NAME VAR=@FILE|VAR=- ... [--description TEXT]
@@ -83,7 +89,7 @@ secret remove NAME
   Deletes a secret.
 `
 
-const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
+const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote] [--seal-every D]
   Runs the relay and the device until SIGINT or SIGTERM. Once listening it
   prints on standard output:
     AGENTKNOCK_RELAY_URL=ws://127.0.0.1:8787
@@ -100,6 +106,8 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
                       loopback port is simpler:
                         ssh -R 8787:127.0.0.1:8787 vm
   --policy FILE       decide requests by policy before asking (see below).
+  --seal-every D      seal the audit log every D (default 15m, at least 1s),
+                      so that it says through when it is sealed.
   --faults SPEC       TEST ONLY: makes the relay misbehave on purpose
                       (e.g. "drop-before-ack:request:1,corrupt-response::1"),
                       for end-to-end tests of client recovery. Never use it
@@ -144,7 +152,14 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote]
   A request that nearly matches a rule is shown with "asked again" and the
   fields that differ. Every decision is appended to the audit log ('log')
   before it is sent; a decision the log cannot take is not sent (the
-  request is denied). A policy that approves anything by itself is listed
+  request is denied). At start and before each entry serve checks that the
+  log ends where its sealed head says; if it does not (entries cut, the
+  files removed or replaced), serve says what is missing and denies every
+  request with an answer until a person has looked ('log --verify', then
+  'log --new-key' and a restart). A pinned rule matches the argument
+  vector byte for byte (a control character other than tab and newline
+  refuses the pin), and a rule or grant is used only while its creation is
+  in the log and its removal is not. A policy that approves anything by itself is listed
   when serve starts.
 
   Policy file (JSON; unknown members and verdicts are errors):
@@ -230,26 +245,51 @@ const helpRules = `rules [--json]
   execute_only, argv, match, directory, created, expires, pinned_by,
   unbound, mac, state (active, expired or refused) and refused (why).
 rules remove ID
-  Removes a pinned rule; a running serve stops applying it at once.
+  Removes a pinned rule; a running serve stops applying it at once. The
+  removal is a sealed audit log entry, so an older rules.json copied back
+  does not bring the rule back (it is listed as REFUSED, with the entry).
 `
 
-const helpLog = `log [--since DURATION|TIME] [--json] | log --verify
+const helpLog = `log [--since DURATION|TIME] [--json] | log --verify [--key KEY] | log --show SEQ | log --new-key
   Shows the audit log (audit.jsonl in the state directory, mode 0600): one
   entry for every request the device decided, with its kind, client,
   secrets (names only; never a value), command summary, directory,
   executable and hash, the decision, who or what decided (person, policy,
   rule, grant, or the device itself for a request it refused as invalid;
   the rule's id) and when, the client's reason, the explanation's verdict
-  and marks, and the delivery. Each entry is written with fsync before the
-  decision is sent, and carries the SHA-256 of the entry before it (across
-  rotation at 2 MiB into audit.jsonl.1 to .3); audit.head records the
-  last. --since 90m, 24h, 7d, 2030-01-02 or an RFC 3339 time limits it to
-  later decisions; --json prints the entries.
-log --verify
+  and marks, the delivery, and request_sha256: the SHA-256 of the whole
+  request as the device received it (argv, environment names and routing,
+  executable and hash, directory, streams), with the request itself when
+  the line has room. Records of the log itself are entries too: an epoch
+  seal (every 15 minutes while serve runs), a rotation (what the dropped
+  file held: count, first and last entry, hash, and the rules and grants
+  in force), rules and grants removed, expired or dropped, and a count of
+  the refusals that needed nobody beyond 16 per epoch. Each entry is
+  written with fsync before the decision is sent, carries the SHA-256 of
+  the entry before it (across rotation at 2 MiB into audit.jsonl.1 to .3)
+  and is sealed: an HMAC under a key that then evolves one way, the old
+  key overwritten in audit.head (fsync'd before the answer). --since 90m,
+  24h, 7d, 2030-01-02 or an RFC 3339 time limits it to later decisions;
+  --json prints the entries.
+log --verify [--key KEY]
   Checks the chain through every file and audit.head; exits 1 naming the
-  first entry edited, reordered, repeated or missing.
+  first entry edited, reordered, repeated or missing. With the
+  verification key init printed it also checks each entry's seal and
+  where the head's key stands: whoever read the state directory later
+  holds only the current key, so an entry sealed before that they changed,
+  removed, reordered or cut (head recomputed or not) is named. A whole copy
+  put back verifies, and shows as sealed only through an earlier entry and
+  time, which verify prints. Without --key it says what it cannot promise.
+log --show SEQ
+  Prints entry SEQ with its full command when the entry kept it, and
+  whether it hashes to the entry's request_sha256.
+log --new-key
+  Starts a new sealed record: the old files are set aside
+  (audit-set-aside-TIME-audit.jsonl...), the first entry names them and
+  what did not verify, and a new verification key is printed once.
     agentknock-device log --since 24h
-    agentknock-device log --verify
+    agentknock-device log --verify --key ak1-0-...
+    agentknock-device log --show 42
 `
 
 const helpDeny = `deny ID [--message TEXT]

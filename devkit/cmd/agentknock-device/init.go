@@ -22,11 +22,23 @@ func cmdInit(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	wasFresh := !stateExists(dir)
 	address, err := device.Init(dir)
 	if err != nil {
 		return err
 	}
+	key, fresh, err := ensureSealing(dir, wasFresh)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(c.stdout, address)
+	if fresh {
+		fmt.Fprintf(c.stderr, `audit log verification key (shown this once; keep it away from this machine):
+  %s
+  '%s log --verify --key KEY' checks with it that no entry sealed before was
+  changed, removed, reordered or cut, even by someone who later read this state.
+`, key, progName)
+	}
 	fmt.Fprintf(c.stderr, `device state: %s
 pairing address: %s (printed on standard output)
 next: start the device with '%s serve', then pair a client (--relay is

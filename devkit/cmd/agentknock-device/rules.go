@@ -2,10 +2,11 @@
 // command". Unlike a grant (grants.go), which covers any command with the
 // same secrets, a rule is bound to every field of the request that decides
 // what runs and with what: the client, the secret set and its routing, the
-// executable path and SHA-256 hash, the argument vector (exactly, or the
-// parsed form of the shell script it runs), the working directory's path,
-// and an expiry. A
-// person pins one when approving (rules.json in the state directory); a
+// executable path and SHA-256 hash, the argument vector byte for byte
+// (the parsed form of a shell script only names how a request differs),
+// the working directory's path, the kind of standard input, and an expiry.
+// A control character other than tab and newline in the arguments refuses
+// the pin. A person pins one when approving (rules.json in the state directory); a
 // policy file can state the same rules. A request that differs in any bound
 // field is asked again, and the prompt names the fields.
 //
@@ -22,7 +23,9 @@
 // refused and reported. A rule is also refused when it was created in the
 // future by the current clock, and none lives longer than ruleLifetimeCap
 // after its creation, so setting the clock back revives nothing beyond the
-// cap.
+// cap. And a rule is used only while the audit log (audit.go) holds its
+// creation and not its removal, so a rules.json copied back revives
+// nothing the log saw removed.
 package main
 
 import (
@@ -57,10 +60,16 @@ const rulesFile = "rules.json"
 // so that a request arriving after it lapsed is told so.
 const expiredRuleKept = 24 * time.Hour
 
-// Argument matching.
+// Argument matching. Every rule matches the argument vector byte for byte:
+// a parser's printed form is no ground for matching, because the shells
+// and the parser disagree at the edges (mvdan.cc/sh reads a carriage
+// return as a blank where dash and bash keep it in the word, so
+// `cat<CR>./notes` printed as `cat ./notes` runs a program named "cat<CR>.").
+// "script" stays accepted from policy files and pins made before; it only
+// says that a differing script is described by its parsed form.
 const (
 	matchExact  = "exact"  // the argument vector, word for word
-	matchScript = "script" // a shell -c script: its parsed form, the other words exactly
+	matchScript = "script" // the same, and a differing -c script is named by its parsed form
 )
 
 type rule struct {
@@ -76,13 +85,17 @@ type rule struct {
 	// ExecuteOnly: the binary could not be read, so the client sent no
 	// hash; the rule binds the path only and matches only hashless
 	// requests.
-	ExecuteOnly bool      `json:"execute_only,omitempty"`
-	Argv        []string  `json:"argv"`
-	Match       string    `json:"match"`
-	Directory   string    `json:"directory"`
-	Created     time.Time `json:"created,omitzero"`
-	Expires     time.Time `json:"expires,omitzero"` // zero: no expiry (policy rules only)
-	PinnedBy    string    `json:"pinned_by,omitempty"`
+	ExecuteOnly bool     `json:"execute_only,omitempty"`
+	Argv        []string `json:"argv"`
+	Match       string   `json:"match"`
+	Directory   string   `json:"directory"`
+	// Stdin is the kind of standard input the client reported (a
+	// terminal, a pipe, a file, none): a program reading its code from
+	// there runs other code with another kind. "" in rules made before.
+	Stdin    string    `json:"stdin,omitempty"`
+	Created  time.Time `json:"created,omitzero"`
+	Expires  time.Time `json:"expires,omitzero"` // zero: no expiry (policy rules only)
+	PinnedBy string    `json:"pinned_by,omitempty"`
 	// Unbound is what the rule cannot bind, as the person confirmed it.
 	Unbound []unboundItem `json:"unbound,omitempty"`
 	// MAC authenticates a pinned rule: HMAC-SHA256 with rules.key over
@@ -174,6 +187,7 @@ func ruleFromRequest(a *device.Approval, d time.Duration, now time.Time, by stri
 		Argv:       append([]string{inv.Command}, inv.Arguments...),
 		Match:      matchExact,
 		Directory:  inv.WorkingDirectory,
+		Stdin:      inv.Stdin,
 		Created:    now.UTC(),
 		Expires:    now.Add(d).UTC(),
 		PinnedBy:   by,
@@ -187,8 +201,8 @@ func ruleFromRequest(a *device.Approval, d time.Duration, now time.Time, by stri
 		}
 		r.SHA256 = hex.EncodeToString(raw)
 	}
-	if _, ok := canonicalScriptArgv(r.Argv, inv.ExecutablePath); ok {
-		r.Match = matchScript
+	if err := pinnableArgv(r.Argv); err != nil {
+		return nil, err
 	}
 	var script *string
 	if inv.HasScriptContents {
@@ -253,6 +267,23 @@ func routingEqual(a, b map[string]routingView) bool {
 	return true
 }
 
+// pinnableArgv refuses a pin of an argument vector holding a control
+// character other than tab and newline: the person approved what the
+// screen showed, and a carriage return, an escape or a backspace makes the
+// screen show other words than the shell runs.
+func pinnableArgv(argv []string) error {
+	for i, w := range argv {
+		for j := 0; j < len(w); j++ {
+			if c := w[j]; (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
+				return fmt.Errorf("not pinned: argument %d holds the control character %q at byte %d; "+
+					"a shell runs it as part of a word while a terminal or the device's parser hides it, "+
+					"so a rule could not say what it approves (approve once, or remove the character)", i, string(c), j)
+			}
+		}
+	}
+	return nil
+}
+
 // canonicalScriptArgv replaces the script of a shell -c argument vector by
 // its parsed form, printed canonically (comments, spacing and line breaks
 // do not count). ok is false if argv runs no -c script or it does not parse.
@@ -311,22 +342,42 @@ func (r *rule) differences(a *device.Approval, now time.Time) []string {
 		diff = append(diff, "sha-256 (the executable changed: the rule has "+shortHash(r.SHA256)+", this request "+shortHash(hashHex(inv.ExecutableHash))+")")
 	}
 	argv := append([]string{inv.Command}, inv.Arguments...)
-	if r.Match == matchScript {
-		want, ok1 := canonicalScriptArgv(r.Argv, r.Executable)
-		got, ok2 := canonicalScriptArgv(argv, inv.ExecutablePath)
-		if !ok1 || !ok2 || !slices.Equal(want, got) {
-			diff = append(diff, "script (its parsed form differs from the rule's: "+clean(shellJoin(r.Argv))+")")
-		}
-	} else if !slices.Equal(argv, r.Argv) {
-		diff = append(diff, "arguments (the rule is for "+shellJoin(r.Argv)+")")
+	if !slices.Equal(argv, r.Argv) {
+		diff = append(diff, argvDifference(r.Argv, argv, r.Executable, inv.ExecutablePath))
 	}
 	if inv.WorkingDirectory != r.Directory {
 		diff = append(diff, "directory (the rule is for "+clean(r.Directory)+")")
+	}
+	if !r.fromPolicy && inv.Stdin != r.Stdin {
+		diff = append(diff, "standard input (the rule is for "+clean(orNone(r.Stdin))+", this request "+clean(orNone(inv.Stdin))+")")
 	}
 	if r.expired(now) {
 		diff = append(diff, "expiry (the rule expired at "+r.end().Local().Format(time.RFC3339)+")")
 	}
 	return diff
+}
+
+// argvDifference names how argv differs from the rule's: the parsed form
+// says whether it is another script or the same one spelt with other
+// bytes, never whether it matches.
+func argvDifference(want, got []string, wantExe, gotExe string) string {
+	w, ok1 := canonicalScriptArgv(want, wantExe)
+	g, ok2 := canonicalScriptArgv(got, gotExe)
+	switch {
+	case ok1 && ok2 && slices.Equal(w, g):
+		return "arguments (not byte for byte the rule's " + shellJoin(want) + ", though they parse alike: " +
+			"a rule matches the exact bytes, since a shell may read them otherwise than the parser)"
+	case ok1 || ok2:
+		return "script (its parsed form differs from the rule's: " + clean(shellJoin(want)) + ")"
+	}
+	return "arguments (the rule is for " + shellJoin(want) + ")"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none stated"
+	}
+	return s
 }
 
 // end is when the rule stops applying: its expiry, or the lifetime cap.
@@ -364,9 +415,7 @@ func (r *rule) describe() string {
 	} else {
 		b.WriteString(" sha-256 " + shortHash(r.SHA256))
 	}
-	if r.Match == matchScript {
-		b.WriteString("; the script matches by its parsed form")
-	}
+	b.WriteString("; the arguments match byte for byte")
 	fmt.Fprintf(&b, "; secrets %s for client %s", cleanList(r.Secrets, ", "), clean(r.Client))
 	if !r.Expires.IsZero() {
 		b.WriteString("; until " + r.Expires.Local().Format(time.RFC3339))
@@ -407,6 +456,9 @@ type ruleStore struct {
 	path string
 	now  func() time.Time
 	mu   sync.Mutex
+	// audit, when set, must hold the rule's creation and not its removal
+	// (audit.go): a rules.json copied back revives nothing.
+	audit *auditLog
 }
 
 type rulesDoc struct {
@@ -454,7 +506,11 @@ func (s *ruleStore) list() (valid []*rule, refused []refusedRule, err error) {
 	}
 	now := s.now()
 	for _, r := range rules {
-		if why := r.refusal(key, now); why != "" {
+		why := r.refusal(key, now)
+		if why == "" && s.audit != nil {
+			why = s.audit.bindingRefusal(r.MAC)
+		}
+		if why != "" {
 			refused = append(refused, refusedRule{r, why})
 		} else {
 			valid = append(valid, r)
@@ -488,20 +544,21 @@ func (s *ruleStore) add(r *rule) error {
 	return s.write(append(kept, r))
 }
 
-// remove deletes the pinned rule id, refused or not; false if there is
-// none.
-func (s *ruleStore) remove(id string) (bool, error) {
+// remove deletes the pinned rule id, refused or not, and returns it; nil
+// if there is none.
+func (s *ruleStore) remove(id string) (*rule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rules, err := s.loadAll()
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	i := slices.IndexFunc(rules, func(r *rule) bool { return r.ID == id })
 	if i < 0 {
-		return false, nil
+		return nil, nil
 	}
-	return true, s.write(slices.Delete(rules, i, i+1))
+	r := rules[i]
+	return r, s.write(slices.Delete(rules, i, i+1))
 }
 
 func (s *ruleStore) write(rules []*rule) error {
@@ -631,6 +688,9 @@ func checkPolicyRule(i int, r *rule) error {
 	default:
 		return fmt.Errorf("%s: match is %q, want exact or script", where, r.Match)
 	}
+	if err := pinnableArgv(r.Argv); err != nil {
+		return fmt.Errorf("%s: %v", where, strings.Replace(err.Error(), "not pinned: ", "", 1))
+	}
 	r.Secrets = sortedCopy(r.Secrets)
 	for name, rt := range r.Routing {
 		if !slices.Contains(r.Secrets, name) {
@@ -662,16 +722,23 @@ func cmdRules(c *cli, args []string) error {
 		return err
 	}
 	store := newRuleStore(dir, time.Now)
+	store.audit = newAuditLog(dir, func(m string) { fmt.Fprintf(c.stderr, "%s: audit log: %s\n", progName, clean(m)) })
 	if len(operands) > 0 {
 		if operands[0] != "remove" || len(operands) != 2 {
 			return usagef("usage: %s rules [--json] | rules remove ID", progName)
 		}
-		ok, err := store.remove(operands[1])
+		r, err := store.remove(operands[1])
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if r == nil {
 			return fmt.Errorf("no pinned rule %q", operands[1])
+		}
+		// The removal is a sealed record: a rules.json copied back later
+		// does not bring the rule back.
+		if err := store.audit.removeBindings([]auditBinding{{Kind: "rule", ID: r.ID, MAC: r.MAC, Why: "removed"}},
+			decidedBy{who: "person", how: "rules remove " + r.ID}, time.Now()); err != nil {
+			fmt.Fprintf(c.stderr, "%s: warning: the removal is not in the audit log (%v); the rule is removed from %s\n", progName, err, rulesFile)
 		}
 		fmt.Fprintf(c.stderr, "removed pinned rule %s\n", clean(operands[1]))
 		return nil

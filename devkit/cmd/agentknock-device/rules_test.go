@@ -87,19 +87,23 @@ func pinCodeOf(t *testing.T, h *harness, a *device.Approval, d time.Duration) st
 func TestPinnedRuleBoundFields(t *testing.T) {
 	h := newHarness(t, defaultPolicy())
 	msg := h.pin(t, scriptInvocation("R0"), 30*time.Minute)
-	if !strings.Contains(msg, "the script matches by its parsed form") || !strings.Contains(msg, "sha-256 303132333435") {
+	if !strings.Contains(msg, "the arguments match byte for byte") || !strings.Contains(msg, "sha-256 303132333435") {
 		t.Errorf("pinning message: %s", msg)
 	}
 
-	// The same command again, and the same script spelt differently.
+	// The same command again matches; the same script spelt with other
+	// bytes (spacing, a comment, a carriage return the parser reads as a
+	// blank) does not, and the prompt says it parses alike.
 	same := scriptInvocation("R1")
 	if d := h.ap.Decide(context.Background(), same); !d.Approve {
 		t.Fatalf("rule did not cover the same request: %+v", d)
 	}
-	respelt := scriptInvocation("R2")
-	respelt.Invocation.Arguments = []string{"-c", "make   test  # once more\n"}
-	if d := h.ap.Decide(context.Background(), respelt); !d.Approve {
-		t.Fatalf("rule did not cover the same script respelt: %+v", d)
+	for i, respelt := range []string{"make   test  # once more\n", "make\rtest"} {
+		a := scriptInvocation("R" + string(rune('2'+i)))
+		a.Invocation.Arguments = []string{"-c", respelt}
+		if note := h.askedAgain(t, a); !strings.Contains(note, "though they parse alike") {
+			t.Errorf("respelt %q: prompt says %q", respelt, note)
+		}
 	}
 	if out := h.out.String(); !strings.Contains(out, "R1 approved by pinned rule r-") {
 		t.Errorf("rule decision not shown:\n%s", out)
@@ -114,6 +118,7 @@ func TestPinnedRuleBoundFields(t *testing.T) {
 		{"script (its parsed form differs", func(a *device.Approval) { a.Invocation.Arguments = []string{"-c", "make test && make deploy"} }},
 		{"script (its parsed form differs", func(a *device.Approval) { a.Invocation.Arguments = []string{"-ec", "make test"} }},
 		{"directory", func(a *device.Approval) { a.Invocation.WorkingDirectory = "/work/other" }},
+		{"standard input (the rule is for TERMINAL, this request PIPE)", func(a *device.Approval) { a.Invocation.Stdin = "PIPE" }},
 		{"routing", func(a *device.Approval) {
 			a.Invocation.Routing = map[string]device.Routing{"demo": {Only: []string{"TOKEN", "USER"}}}
 		}},
@@ -239,7 +244,7 @@ func TestPolicyRules(t *testing.T) {
 	}
 	h := newHarness(t, pol)
 	a := scriptInvocation("P0")
-	a.Invocation.Arguments = []string{"-c", "make test\n"}
+	a.Invocation.Arguments = []string{"-c", "make test"}
 	if d := h.ap.Decide(context.Background(), a); !d.Approve {
 		t.Fatalf("policy rule: %+v\n%s", d, h.out.String())
 	}
@@ -508,4 +513,25 @@ func FuzzUnbound(f *testing.F) {
 			t.Fatalf("%d items: %s", len(items), names(items))
 		}
 	})
+}
+
+// A pin of arguments holding a control character other than tab and
+// newline is refused, saying why; tab and newline are pinned.
+func TestPinRefusesControlCharacters(t *testing.T) {
+	for _, script := range []string{"cat\r./notes", "echo \x1b[2Jok", "echo\x00", "x\x7f"} {
+		a := scriptInvocation("C")
+		a.Invocation.Arguments = []string{"-c", script}
+		if _, err := ruleFromRequest(a, time.Hour, time.Now(), "test"); err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("%q pinned: %v", script, err)
+		}
+	}
+	a := scriptInvocation("C")
+	a.Invocation.Arguments = []string{"-c", "make\ttest\nmake lint"}
+	if _, err := ruleFromRequest(a, time.Hour, time.Now(), "test"); err != nil {
+		t.Errorf("tab and newline refused: %v", err)
+	}
+	pol := `{"rules": [{"client": "c", "secrets": ["s"], "executable": "/bin/sh", "execute_only": true, "argv": ["sh", "-c", "cat\r./x"], "directory": "/w"}]}`
+	if _, err := parsePolicy([]byte(pol)); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Errorf("a policy rule with a CR: %v", err)
+	}
 }

@@ -28,6 +28,7 @@ func cmdServe(c *cli, args []string) error {
 	policyPath := fs.String("policy", "", "")
 	allowRemote := fs.Bool("allow-remote", false, "")
 	faultSpec := fs.String("faults", "", "") // test-only, see help
+	sealEvery := fs.Duration("seal-every", auditSealEvery, "")
 	operands, err := c.parse(fs, helpServe, args)
 	if err != nil {
 		return err
@@ -54,13 +55,23 @@ func cmdServe(c *cli, args []string) error {
 			return usagef("--faults: %v", err)
 		}
 	}
+	if *sealEvery < time.Second {
+		return usagef("--seal-every wants a duration of at least 1s, not %s", *sealEvery)
+	}
 	dir, err := c.stateDir()
 	if err != nil {
 		return err
 	}
+	// A state directory init never saw gets its sealing key first, before
+	// the device state that would make a missing log look like a cut.
+	wasFresh := !stateExists(dir)
 	address, err := device.Init(dir)
 	if err != nil {
 		return err
+	}
+	fresh, isFresh, err := ensureSealing(dir, wasFresh)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
 	}
 
 	// Signals are caught from here on, so a script that stops serve as
@@ -78,10 +89,15 @@ func cmdServe(c *cli, args []string) error {
 		signal.Ignore(syscall.SIGTTIN)
 	}
 	ap := newApprover(pol, dir, time.Now, con, prompt)
+	if isFresh {
+		con.printf("a new sealed audit log; its verification key, shown this once: %s\n"+
+			"  keep it away from this machine; '%s log --verify --key KEY' checks the log with it\n", fresh, progName)
+	}
 	if err := ap.audit.prepare(); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	defer ap.audit.close()
+	go ap.keepSealing(ctx, *sealEvery)
 	dev, err := device.Open(device.Options{StateDir: dir, Approver: ap, Logf: con.logger("device")})
 	if err != nil {
 		return err
