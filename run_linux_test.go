@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,6 +42,10 @@ func TestMain(m *testing.M) {
 	case "print":
 		fmt.Println(os.Getenv("AGENTKNOCK_TEST_PRINT"))
 		os.Exit(0)
+	case "hog":
+		//lint:ignore SA5002 the role is to keep a core busy until killed
+		for {
+		}
 	}
 	dir, err := os.MkdirTemp("", "agentknock-test-")
 	if err != nil {
@@ -543,8 +548,9 @@ func TestBuildWithoutHookEndsOnIgnoredTermAndQuit(t *testing.T) {
 // Finding 3: a SIGINT that the caller blocks stays pending from the start
 // of the run to the command, as after a direct exec: sent during the wait,
 // or after approval while the launcher hashes a 256 MiB binary again. The
-// command is a padded grep, which leaves its mask alone, printing its own
-// signal state.
+// command is a padded grep, which leaves its mask alone; it reads a FIFO
+// (which the test opens only once the signal is sent) and then prints its
+// own signal state.
 func TestCallerBlockedSigintStaysPending(t *testing.T) {
 	grep, err := exec.LookPath("grep")
 	if err != nil {
@@ -552,67 +558,109 @@ func TestCallerBlockedSigintStaysPending(t *testing.T) {
 	}
 	big := filepath.Join(t.TempDir(), "grep")
 	paddedCopy(t, grep, big, 256<<20)
-	probe := []string{big, "-E", "^(SigPnd|ShdPnd|SigBlk)", "/proc/self/status"}
-	caller := func(argv ...string) []string {
-		return []string{"AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK=2", "AGENTKNOCK_TEST_EXEC=" + strings.Join(argv, "\x1f")}
-	}
-	field := func(out, name string) uint64 {
-		for _, line := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(line, name+":"); ok {
-				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				return n
-			}
-		}
-		t.Fatalf("no %s in %q", name, out)
-		return 0
-	}
 	sigint := sigBit(syscall.SIGINT)
-
-	direct := exec.Command(os.Args[0])
-	direct.Env = append(os.Environ(), caller(probe...)...)
-	out, err := direct.Output()
-	if err != nil || field(string(out), "SigBlk")&sigint == 0 {
-		t.Fatalf("the caller helper does not block SIGINT: %v %q", err, out)
-	}
-
 	for _, when := range []string{"waiting", "0ms", "50ms", "200ms"} {
 		t.Run(when, func(t *testing.T) {
-			approval := newApprovalDir(t)
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), append(caller(append([]string{testBinary, "-s", "x", "--"}, probe...)...), "AGENTKNOCK_TEST_APPROVAL="+string(approval))...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill() })
-			approval.waitRequest(t)
+			p := startBlockedProbe(t, big, "2")
+			p.approval.waitRequest(t)
 			inLauncher := false
 			if when == "waiting" {
-				cmd.Process.Signal(syscall.SIGINT)
+				p.cmd.Process.Signal(syscall.SIGINT)
 				time.Sleep(20 * time.Millisecond)
-				approval.approve(t, nil)
+				p.approval.approve(t, nil)
 				inLauncher = true
 			} else {
-				approval.approve(t, nil)
+				p.approval.approve(t, nil)
 				delay, _ := time.ParseDuration(when)
 				time.Sleep(delay)
-				exe, _ := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/exe")
-				inLauncher = exe == testBinary
-				cmd.Process.Signal(syscall.SIGINT)
+				inLauncher = p.inLauncher()
+				p.cmd.Process.Signal(syscall.SIGINT)
 			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("SIGINT %s: %v stdout %q stderr %q", when, err, stdout.String(), stderr.String())
-			}
-			pending := field(stdout.String(), "SigPnd") | field(stdout.String(), "ShdPnd")
-			if pending&sigint == 0 || field(stdout.String(), "SigBlk")&sigint == 0 {
-				t.Fatalf("SIGINT %s: the command's state %q; want SIGINT blocked and pending", when, stdout.String())
+			state := p.finish(t)
+			if (state["SigPnd"]|state["ShdPnd"])&sigint == 0 || state["SigBlk"]&sigint == 0 {
+				t.Fatalf("SIGINT %s: the command's state %v; want SIGINT blocked and pending", when, state)
 			}
 			if !inLauncher {
 				t.Logf("SIGINT %s reached the command itself, not the hand-off", when)
 			}
 		})
 	}
+}
+
+// blockedProbe is a launch from a caller that blocks the signals in
+// AGENTKNOCK_TEST_BLOCK, of grep reading a FIFO, then its own status.
+type blockedProbe struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	approval       approvalDir
+	fifo           string
+}
+
+func startBlockedProbe(t *testing.T, grep, block string, extraEnv ...string) *blockedProbe {
+	t.Helper()
+	p := &blockedProbe{approval: newApprovalDir(t), fifo: filepath.Join(t.TempDir(), "fifo")}
+	if err := unix.Mkfifo(p.fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{testBinary, "-s", "x", "--", grep, "-hE", "^(SigPnd|ShdPnd|SigBlk)", p.fifo, "/proc/self/status"}
+	p.cmd = exec.Command(os.Args[0])
+	p.cmd.Env = append(append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK="+block,
+		"AGENTKNOCK_TEST_EXEC="+strings.Join(argv, "\x1f"), "AGENTKNOCK_TEST_APPROVAL="+string(p.approval)), extraEnv...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	return p
+}
+
+func (p *blockedProbe) inLauncher() bool {
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/exe")
+	return exe == testBinary
+}
+
+// finish lets grep past the FIFO and returns the command's SigPnd, ShdPnd
+// and SigBlk; a launcher that ended instead fails the test.
+func (p *blockedProbe) finish(t *testing.T) map[string]uint64 {
+	t.Helper()
+	state, err := p.result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+func (p *blockedProbe) result() (map[string]uint64, error) {
+	// Opening blocks until grep opens the FIFO, unless the launcher died
+	// (then the open would block for ever: open non-blocking).
+	for {
+		w, err := os.OpenFile(p.fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w.Close()
+			break
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			return nil, err
+		}
+		if ended(p.cmd.Process.Pid) {
+			break // Wait reports how
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("%v stdout %q stderr %q", err, p.stdout.String(), p.stderr.String())
+	}
+	state := map[string]uint64{}
+	for _, line := range strings.Split(p.stdout.String(), "\n") {
+		if name, v, ok := strings.Cut(line, ":"); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			state[name] = n
+		}
+	}
+	if len(state) != 3 {
+		return nil, fmt.Errorf("no signal state from the command: stdout %q stderr %q", p.stdout.String(), p.stderr.String())
+	}
+	return state, nil
 }
 
 // Finding 4: a script replaced during the approval wait by a FIFO, by a
@@ -855,62 +903,94 @@ func TestCallerBlockedSigintAtRandomMoments(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("AGENTKNOCK_TEST_RUNS")); err == nil {
 		runs = n
 	}
-	// grep reads the FIFO first (until the test closes it, after the
-	// signal), then its own status.
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	argv := []string{testBinary, "-s", "x", "--", grep, "-hE", "^(SigPnd|ShdPnd)", fifo, "/proc/self/status"}
 	launched := 0
 	for i := 0; i < runs; i++ {
-		approval := newApprovalDir(t)
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK=2",
-			"AGENTKNOCK_TEST_EXEC="+strings.Join(argv, "\x1f"), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		approval.waitRequest(t)
-		approval.approve(t, nil)
+		p := startBlockedProbe(t, grep, "2")
+		p.approval.waitRequest(t)
+		p.approval.approve(t, nil)
 		time.Sleep(time.Duration(i%40) * 125 * time.Microsecond)
-		if exe, _ := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/exe"); exe == testBinary {
+		if p.inLauncher() {
 			launched++
 		}
-		cmd.Process.Signal(syscall.SIGINT)
-		// Opening blocks until grep opens the FIFO, unless the launcher
-		// died (then the open would block for ever: open non-blocking).
-		for {
-			w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-			if err == nil {
-				w.Close()
-				break
-			}
-			if cmd.ProcessState != nil || !errors.Is(err, syscall.ENXIO) {
-				t.Fatalf("run %d: %v", i, err)
-			}
-			if ended(cmd.Process.Pid) {
-				break // Wait reports how
-			}
-			time.Sleep(200 * time.Microsecond)
+		p.cmd.Process.Signal(syscall.SIGINT)
+		state, err := p.result()
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
 		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("run %d: %v stdout %q stderr %q", i, err, stdout.String(), stderr.String())
-		}
-		var pending uint64
-		for _, line := range strings.Split(stdout.String(), "\n") {
-			if _, v, ok := strings.Cut(line, ":"); ok {
-				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				pending |= n
-			}
-		}
-		if pending&sigBit(syscall.SIGINT) == 0 {
-			t.Fatalf("run %d: SIGINT is not pending in the command: %q", i, stdout.String())
+		if (state["SigPnd"]|state["ShdPnd"])&sigBit(syscall.SIGINT) == 0 {
+			t.Fatalf("run %d: SIGINT is not pending in the command: %v", i, state)
 		}
 	}
 	t.Logf("%d of %d signals were sent while the launcher still ran", launched, runs)
+}
+
+// Finding 8, the stress check (not part of the default run: it takes
+// minutes): AGENTKNOCK_STRESS_RUNS launches, from a caller that blocks
+// SIGINT, each sent a SIGINT at a random moment from 0 to 6 ms after the
+// approval, with every core kept busy by NumCPU+1 spinning processes and
+// 2*NumCPU launches at a time; the SIGINT must be pending in every
+// command. scripts/stress-signals runs it.
+func TestCallerBlockedSigintUnderLoad(t *testing.T) {
+	runs, err := strconv.Atoi(os.Getenv("AGENTKNOCK_STRESS_RUNS"))
+	if err != nil {
+		t.Skip("a stress check that takes minutes: set AGENTKNOCK_STRESS_RUNS (scripts/stress-signals)")
+	}
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= runtime.NumCPU(); i++ {
+		hog := exec.Command(os.Args[0])
+		hog.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=hog")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	var mu sync.Mutex
+	var done, lost, launched int
+	var losses []string
+	workers := 2 * runtime.NumCPU()
+	start := time.Now()
+	t.Run("launches", func(t *testing.T) {
+		for w := 0; w < workers; w++ {
+			t.Run(strconv.Itoa(w), func(t *testing.T) {
+				t.Parallel()
+				for {
+					mu.Lock()
+					if done == runs {
+						mu.Unlock()
+						return
+					}
+					done++
+					run := done
+					mu.Unlock()
+					p := startBlockedProbe(t, grep, "2")
+					p.approval.waitRequest(t)
+					p.approval.approve(t, nil)
+					time.Sleep(time.Duration(rand.Int64N(int64(6 * time.Millisecond))))
+					inLauncher := p.inLauncher()
+					p.cmd.Process.Signal(syscall.SIGINT)
+					state, err := p.result()
+					mu.Lock()
+					if inLauncher {
+						launched++
+					}
+					if err != nil || (state["SigPnd"]|state["ShdPnd"])&sigBit(syscall.SIGINT) == 0 {
+						lost++
+						losses = append(losses, fmt.Sprintf("run %d: %v %v", run, state, err))
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	})
+	var load []byte
+	load, _ = os.ReadFile("/proc/loadavg")
+	t.Logf("%d launches in %v, %d lost, %d sent while the launcher still ran; load %s", runs, time.Since(start).Round(time.Second), lost, launched, strings.TrimSpace(string(load)))
+	if lost > 0 {
+		t.Fatalf("%d of %d SIGINTs were not pending in the command: %s", lost, runs, strings.Join(losses, "; "))
+	}
 }
 
 // The arm64 forwarding handler (agentknock_forward in entry_linux_arm64.s)
