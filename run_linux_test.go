@@ -1332,3 +1332,108 @@ func BenchmarkInspectHash(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportMetric(float64(stream)/float64(plain), "x-sha256")
 }
+
+// Finding 2: a signal the caller blocked and that is already pending when
+// agentknock starts stays pending for the command, in the process's queue,
+// as after a direct exec: for the termination signals (which the runtime
+// would take at once and die of, silently) and for SIGCHLD and SIGURG
+// (which it would take and discard). The caller is a perl one-liner,
+// single-threaded, so that its kill leaves the signal process-pending.
+func TestSignalsPendingAtStartStayPending(t *testing.T) {
+	perl, err := exec.LookPath("perl")
+	if err != nil {
+		t.Skip("needs perl for a single-threaded caller that blocks and raises a signal")
+	}
+	grep, _ := exec.LookPath("grep")
+	probe := []string{grep, "-E", "^(ShdPnd|SigBlk)", "/proc/self/status"}
+	caller := func(sig syscall.Signal, argv ...string) *exec.Cmd {
+		script := fmt.Sprintf(`use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(%d)) or die; kill %d, $$; exec @ARGV or die`, sig, sig)
+		return exec.Command(perl, append([]string{"-e", script}, argv...)...)
+	}
+	field := func(out, name string) uint64 {
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				return n
+			}
+		}
+		return 0
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD, syscall.SIGURG} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			bit := sigBit(sig)
+			out, err := caller(sig, probe...).Output()
+			if err != nil || field(string(out), "ShdPnd")&bit == 0 {
+				t.Fatalf("a direct exec does not keep %v pending: %v %q", sig, err, out)
+			}
+			approval := newApprovalDir(t)
+			cmd := caller(sig, append([]string{testBinary, "-s", "x", "--"}, probe...)...)
+			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			requested := make(chan struct{})
+			go func() {
+				for {
+					if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+						close(requested)
+						return
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			}()
+			select {
+			case err := <-ended:
+				t.Fatalf("the launcher ended before asking: %v stdout %q stderr %q", err, stdout.String(), stderr.String())
+			case <-requested:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the launcher never asked for approval")
+			}
+			approval.approve(t, nil)
+			if err := <-ended; err != nil {
+				t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+			}
+			if field(stdout.String(), "ShdPnd")&bit == 0 || field(stdout.String(), "SigBlk")&bit == 0 {
+				t.Fatalf("the command's state %q; want %v blocked and pending in the process's queue, as after a direct exec %q", stdout.String(), sig, out)
+			}
+		})
+	}
+}
+
+// Finding 3: a SIGINT or SIGTERM during the last hash (of a 256 MiB
+// binary) ends the run with the one line that says why the command did
+// not run, and the signal's exit status; the command never starts.
+func TestTerminationDuringTheLastHashIsReported(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "true")
+	truePath, _ := exec.LookPath("true")
+	paddedCopy(t, truePath, big, 256<<20)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			for attempt := 0; ; attempt++ {
+				l := startLaunch(t, t.TempDir(), nil, "-s", "x", "--", big)
+				l.approval.waitRequest(t)
+				l.approval.approve(t, nil)
+				time.Sleep(10 * time.Millisecond)
+				exe, _ := os.Readlink("/proc/" + strconv.Itoa(l.cmd.Process.Pid) + "/exe")
+				l.cmd.Process.Signal(sig)
+				status := l.wait(t)
+				if exe != testBinary {
+					if attempt == 5 {
+						t.Fatal("the launcher never still ran 10 ms after the approval")
+					}
+					continue
+				}
+				want := "interrupted by " + unix.SignalName(sig)
+				if status != 128+int(sig) || !strings.Contains(l.stderr.String(), want) {
+					t.Fatalf("status %d stderr %q; want %d and a line with %q", status, l.stderr.String(), 128+int(sig), want)
+				}
+				return
+			}
+		})
+	}
+}
