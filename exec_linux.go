@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -71,6 +73,9 @@ func checkHostFacilities(n runNeeds) error {
 	if err := checkCommandDescriptors(n.caller); err != nil {
 		return err
 	}
+	if err := checkProcessLimit(n.service); err != nil {
+		return err
+	}
 	need := runDescriptors
 	if n.service {
 		need = serviceDescriptors
@@ -92,6 +97,131 @@ func checkHostFacilities(n runNeeds) error {
 		}
 	}
 	return nil
+}
+
+// Threads and processes a run needs under the process limit (RLIMIT_NPROC,
+// `ulimit -u`, which counts every thread of every process of the user):
+// the launcher's runtime threads with GOMAXPROCS at most 2 (main, sysmon,
+// the template thread, one per P, and those blocked in system calls) and,
+// with an invocation service, its process and runtime threads, which the
+// Git signing helper's outlast only after the launcher's have gone with
+// the exec. Measured as an ordinary user on Go 1.26 with 2 cores: a plain
+// run needs 9, one with --stdin 14 (below, the runtime dies with "failed to
+// create new OS thread" or the service cannot start, after the approval);
+// these keep a margin of one.
+const (
+	launcherTasks = 10
+	serviceTasks  = 6
+	// Below this much room the launcher runs with GOMAXPROCS 2, so that
+	// its threads stay within launcherTasks on any number of cores.
+	processRoomTight = 64
+)
+
+// checkProcessLimit requires room under the soft process limit for the
+// threads and processes the run will start: the user's tasks now (all of
+// /proc/loadavg's when that is already small enough, else those /proc
+// shows for this real user ID), with this process's own, plus what is
+// still to come. Root, to whom the kernel does not apply the limit, and an
+// unlimited one pass at once. Without /proc only this process's threads
+// are known.
+func checkProcessLimit(service bool) error {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY || unix.Getuid() == 0 {
+		return nil
+	}
+	own := ownThreads()
+	plain := max(launcherTasks-own, 1)
+	need := plain
+	if service {
+		need += serviceTasks
+	}
+	running := systemTasks()
+	if running < 0 || uint64(running+need) > lim.Cur {
+		running = userTasks(unix.Getuid())
+	}
+	if running < 0 {
+		running = own
+	}
+	if uint64(running+need) <= lim.Cur {
+		if lim.Cur-uint64(running) < processRoomTight && runtime.GOMAXPROCS(0) > 2 {
+			runtime.GOMAXPROCS(2)
+		}
+		return nil
+	}
+	err := fmt.Errorf("the process limit (ulimit -u, %d) leaves too little room: agentknock needs %d more threads and processes, and this user already runs %d (agentknock's own %d threads among them)",
+		lim.Cur, need, running, own)
+	if service && uint64(running+plain) <= lim.Cur {
+		err = fmt.Errorf("%v. The invocation service (for --stdin and SSH secrets) needs %d of them; if no requested secret is an SSH key and --stdin is not used, --no-ssh-agent --no-git-sign run with fewer", err, serviceTasks)
+	}
+	return classifyWithFix(failProcessLimit, fmt.Sprintf("ulimit -u %d", running+need), err)
+}
+
+// ownThreads counts this process's threads (/proc/self/task), or assumes
+// the few the runtime has started by now.
+func ownThreads() int {
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil || len(entries) == 0 {
+		return 4
+	}
+	return len(entries)
+}
+
+// systemTasks is the number of threads on the system (the fourth field of
+// /proc/loadavg, "running/total"), or -1.
+func systemTasks() int {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 4 {
+		return -1
+	}
+	_, total, ok := strings.Cut(fields[3], "/")
+	n, err := strconv.Atoi(total)
+	if !ok || err != nil {
+		return -1
+	}
+	return n
+}
+
+// userTasks sums the threads of the processes /proc shows whose real user
+// ID is uid (the limit's count), or -1 without /proc.
+func userTasks(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return -1
+	}
+	total, seen := 0, false
+	want := strconv.Itoa(uid)
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue // ended since the listing
+		}
+		var real string
+		threads := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					real = f[0]
+				}
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		if real == want {
+			total += threads
+			seen = true
+		}
+	}
+	if !seen {
+		return -1
+	}
+	return total
 }
 
 // commandLimitChecked is the largest caller's soft limit under which the

@@ -1437,3 +1437,76 @@ func TestTerminationDuringTheLastHashIsReported(t *testing.T) {
 		})
 	}
 }
+
+// Finding 1: a process limit (ulimit -u, set by the caller's shell) too
+// low for the threads and processes the run needs stops the run before the
+// request, with the limit to set; at the measured need plus the margin the
+// same runs start. As root the limit does not apply, so the test then runs
+// the shell as nobody.
+func TestProcessLimitStopsBeforeTheRequest(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("needs bash for ulimit -u")
+	}
+	dir := t.TempDir()
+	var attr *syscall.SysProcAttr
+	if os.Geteuid() == 0 {
+		dir = unprivilegedDir(t, "agentknock-nproc-")
+		attr = nobody
+	}
+	cases := []struct {
+		limit int
+		args  string
+		runs  bool
+	}{
+		{7, "", false},                             // the example: approved, then "fatal error: newosproc"
+		{12, "--stdin demo TOKEN", false},          // approved, then the service could not start
+		{9, "--no-ssh-agent --no-git-sign", false}, // no service, still one thread short
+		{10, "--no-ssh-agent --no-git-sign", true}, // no service
+		{16, "--stdin demo TOKEN", true},           // with the service
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%d %s", c.limit, c.args), func(t *testing.T) {
+			d, err := os.MkdirTemp(dir, "approval-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(d, 0o777)
+			approval := approvalDir(d)
+			cmd := exec.Command(bash, "-c", fmt.Sprintf("ulimit -u %d && exec %s -s demo %s -- /bin/echo ran", c.limit, testBinary, c.args))
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "HOME="+dir, "GOMAXPROCS=8")
+			cmd.SysProcAttr = attr
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			if c.runs {
+				approval.waitRequest(t)
+				approval.respond(t, testApprovalReply{Secrets: map[string]map[string]string{"demo": {"TOKEN": "v"}}})
+				if err := <-ended; err != nil || stdout.String() != "ran\n" {
+					t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+				}
+				return
+			}
+			select {
+			case err = <-ended:
+			case <-time.After(time.Minute):
+				t.Fatal("the launcher neither stopped nor ran")
+			}
+			if _, statErr := os.Stat(filepath.Join(string(approval), "request.json")); statErr == nil {
+				t.Fatal("the request was sent")
+			}
+			fix := "ulimit -u "
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
+				!strings.Contains(stderr.String(), "the process limit (ulimit -u, "+strconv.Itoa(c.limit)+")") ||
+				!strings.Contains(stderr.String(), "did not contact the device") || !strings.Contains(stderr.String(), "\nAGENTKNOCK: "+fix) {
+				t.Fatalf("%v stderr %q; want status 1, the limit, and the suggested %q", err, stderr.String(), fix+"N")
+			}
+		})
+	}
+}
