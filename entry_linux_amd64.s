@@ -107,8 +107,37 @@ stdnext:
 	CMPQ	·callerNofile(SB), $3
 	JCS	toolow
 done:
+	// The runtime needs threads to start, which a soft process limit
+	// below launcherTasks (exec_linux.go) may not leave it; root is not
+	// subject to the limit. prlimit64(0, RLIMIT_NPROC, NULL, &nproc) into
+	// the stack's scratch below SP, which nothing uses yet.
+	MOVQ	$102, AX	// getuid
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	captured
+	XORQ	DI, DI
+	MOVQ	$6, SI
+	XORQ	DX, DX
+	LEAQ	-16(SP), R10
+	MOVQ	$302, AX
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	captured
+	CMPQ	-16(SP), $12
+	JCS	toofewprocs
+captured:
 	MOVQ	$1, ·callerCaptured(SB)
 	JMP	_rt0_amd64_linux(SB)
+
+toofewprocs:
+	MOVQ	$2, DI
+	MOVQ	·lowProcessLimitMessage(SB), SI
+	MOVQ	·lowProcessLimitMessage+8(SB), DX
+	MOVQ	$1, AX
+	SYSCALL
+	MOVQ	$1, DI
+	MOVQ	$231, AX
+	SYSCALL
 
 toolow:
 	// write(2, message, len); exit_group(1)

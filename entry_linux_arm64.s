@@ -109,10 +109,42 @@ stdnext:
 	CMP	$3, R4
 	BLO	toolow
 done:
+	// The runtime needs threads to start, which a soft process limit
+	// below launcherTasks (exec_linux.go) may not leave it; root is not
+	// subject to the limit. prlimit64(0, RLIMIT_NPROC, NULL, &nproc) into
+	// the stack's scratch below RSP, which nothing uses yet.
+	MOVD	$174, R8	// getuid
+	SVC
+	CBZ	R0, captured
+	MOVD	$0, R0
+	MOVD	$6, R1
+	MOVD	$0, R2
+	MOVD	RSP, R3
+	SUB	$16, R3, R3
+	MOVD	$261, R8
+	SVC
+	CBNZ	R0, captured
+	MOVD	RSP, R3
+	SUB	$16, R3, R3
+	MOVD	(R3), R4
+	CMP	$12, R4
+	BLO	toofewprocs
+captured:
 	MOVD	$1, R4
 	MOVD	$·callerCaptured(SB), R5
 	MOVD	R4, (R5)
 	B	_rt0_arm64_linux(SB)
+
+toofewprocs:
+	MOVD	$·lowProcessLimitMessage(SB), R5
+	MOVD	$2, R0
+	MOVD	(R5), R1
+	MOVD	8(R5), R2
+	MOVD	$64, R8
+	SVC
+	MOVD	$1, R0
+	MOVD	$94, R8
+	SVC
 
 toolow:
 	// write(2, message, len); exit_group(1)

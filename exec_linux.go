@@ -107,11 +107,13 @@ func checkHostFacilities(n runNeeds) error {
 // Git signing helper's outlast only after the launcher's have gone with
 // the exec. Measured as an ordinary user on Go 1.26 with 2 cores: a plain
 // run needs 9, one with --stdin 14 (below, the runtime dies with "failed to
-// create new OS thread" or the service cannot start, after the approval);
-// these keep a margin of one.
+// create new OS thread" or the service cannot start, after the approval),
+// and more under load, when more threads wait in system calls; these keep
+// a margin. agentknock_rt0 already stops, with one line, below
+// launcherTasks, where the runtime may not even reach this check.
 const (
-	launcherTasks = 10
-	serviceTasks  = 6
+	launcherTasks = 12
+	serviceTasks  = 7
 	// Below this much room the launcher runs with GOMAXPROCS 2, so that
 	// its threads stay within launcherTasks on any number of cores.
 	processRoomTight = 64
@@ -376,6 +378,15 @@ var runtimeUnblockedSet uint64 = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 
 //
 //lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
 var lowLimitMessage = messagePrefix + "the open-file limit (ulimit -n) is too low for agentknock to start; raise it (a run needs about 32 descriptors).\n"
+
+// lowProcessLimitMessage is what agentknock_rt0 writes before exiting when
+// the soft process limit is below launcherTasks for a user other than
+// root. Never changed.
+//
+//lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
+var lowProcessLimitMessage = messagePrefix + "the process limit (ulimit -u) is too low for agentknock to start: it needs 12 threads besides the user's other processes.\n" +
+	messagePrefix + "Agentknock did not contact the device.\n" + messagePrefix + "The command didn't run.\n" +
+	messagePrefix + "Suggested action: Raise the process limit in the shell that runs agentknock (ulimit -u), then run the command again.\n"
 
 // callerState is what the command must inherit.
 type callerState struct {
