@@ -174,7 +174,7 @@ TEXT agentknock_forward(SB),NOSPLIT|NOFRAME,$0
 	RET
 
 // agentknock_hold(sig, info, uctx) is SIGPROF's disposition while the
-// hand-off holds every other thread (holdEveryThread, exec_linux.go). For a
+// hand-off holds every other thread (threadHold.everyThread, exec_linux.go). For a
 // SIGPROF the launcher sent to this thread itself (si_code SI_TKILL, si_pid
 // this process), it adds holdMask to the mask that rt_sigreturn restores
 // (uc_sigmask, at offset 40 of the kernel's ucontext on arm64), so that the

@@ -2,17 +2,16 @@
 // checked before the request (command-execution.md, "Platform
 // implementations" and "Linux implementation"), the caller's state that
 // the entry hook (entry_linux_*.s) saved before the runtime started, and
-// the hand-off and exec ("Native executable replacement", "Script
-// execution", "Signals and process state") in the order replaceProcess
-// (exec.go) gives; docs/launch-path.md has the measurements behind it.
-// A binary runs from its retained descriptor (execveat with AT_EMPTY_PATH),
-// a script from its candidate path, under the runtime's exec lock: without
-// it a thread created during exec makes the kernel drop setuid and file
-// capabilities.
+// the hand-off and exec ("Common execution semantics" 6, 8 and 9,
+// "Native executable replacement", "Script execution", "Signals and
+// process state"), which execCommand holds whole, in the order it runs,
+// stated once in its comment; docs/launch-path.md has the measurements
+// behind it.
 
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -551,10 +550,11 @@ func runtimeAfterExec()
 //     no termination signal is consumed by the launcher.
 //  2. The last check of the executable, still under the launcher's own
 //     limits, so it cannot fail for a descriptor the caller's would not give.
-//  3. Every other thread blocks every signal but the synchronous faults
-//     (holdEveryThread): none can take a signal any more, so a signal sent
-//     to the process stays pending in it through execve, and every signal
-//     taken before has been sent on to this thread.
+//  3. When the caller blocked a signal the runtime unblocks, every other
+//     thread blocks every signal but the synchronous faults (the thread
+//     hold): none can take a signal any more, so a signal sent to the
+//     process stays pending in it through execve, and every signal taken
+//     before has been sent on to this thread.
 //  4. The pending check: a SIGINT or SIGTERM that the caller neither
 //     ignores nor blocks means the command does not run.
 //  5. The caller's dispositions, file limit and standard descriptors.
@@ -599,11 +599,17 @@ func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, 
 	if err := x.revalidate(wd); err != nil {
 		return &revalidationError{err}
 	}
-	// 3. Every thread blocks. Without a usable /proc the threads cannot be
-	// listed; the forwarding of step 1 then remains, whose only gap is a
-	// signal another thread took but had not yet sent on when execve ends
-	// that thread (docs/launch-path.md).
-	held := hold.everyThread()
+	// 3. Every thread blocks, when the caller blocked a signal that the
+	// runtime's threads do not: otherwise no signal is meant to stay
+	// pending, and one that another thread takes meanwhile acts as it would
+	// on the command (a SIGINT or SIGTERM it takes before step 5 is sent on
+	// and reaches this thread, after which it follows the restored
+	// disposition), so the wait for every thread (about 2 ms of a launch
+	// here) is spared. Without a usable /proc the threads cannot be listed;
+	// the forwarding of step 1 then remains, whose only gap is a signal
+	// another thread took but had not yet sent on when execve ends that
+	// thread (docs/launch-path.md).
+	held := cs.exact && cs.mask&runtimeUnblockedSet != 0 && hold.everyThread()
 	// 4. The pending check.
 	if sig := pendingTermination(pendingSignals(), cs); sig != 0 {
 		return &interrupted{sig}
@@ -723,6 +729,9 @@ const (
 	// holdPatience bounds the wait for one round of acknowledgements; a
 	// loaded machine takes milliseconds to schedule every thread.
 	holdPatience = 2 * time.Second
+	// holdSilence is how long a thread may stay silent before its mask is
+	// read (blocksAll).
+	holdSilence = 100 * time.Millisecond
 )
 
 // atFDCWD is AT_FDCWD (-100) as a raw system call argument.
@@ -733,7 +742,8 @@ const atFDCWD = ^uintptr(99)
 type threadHold struct {
 	pid     int
 	dir     *byte  // "/proc/self/task"
-	buf     []byte // getdents64
+	buf     []byte // getdents64, a thread's status
+	status  []byte // a thread's status path
 	waiting []uint32
 }
 
@@ -742,7 +752,7 @@ func newThreadHold() (*threadHold, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &threadHold{pid: unix.Getpid(), dir: dir, buf: make([]byte, 8192), waiting: make([]uint32, 0, holdSlots)}, nil
+	return &threadHold{pid: unix.Getpid(), dir: dir, buf: make([]byte, 8192), status: make([]byte, 0, 64), waiting: make([]uint32, 0, holdSlots)}, nil
 }
 
 // everyThread blocks holdMask on this thread and has every other thread
@@ -790,6 +800,7 @@ func (h *threadHold) everyThread() bool {
 		return false
 	}
 	deadline := time.Now().Add(holdPatience)
+	silent := time.Now().Add(holdSilence)
 	pause := unix.Timespec{Nsec: 20_000}
 	for i := 0; i < len(h.waiting); {
 		tid := h.waiting[i]
@@ -801,12 +812,47 @@ func (h *threadHold) everyThread() bool {
 			i++ // the thread ended
 			continue
 		}
-		if time.Now().After(deadline) {
+		if now := time.Now(); now.After(deadline) {
 			return false
+		} else if now.After(silent) && h.blocksAll(tid) {
+			i++ // not the runtime's: see blocksAll
+			continue
 		}
 		unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&pause)), 0, 0)
 	}
 	return true
+}
+
+// blocksAll reports whether thread tid, which has not acknowledged, has
+// SIGPROF and the termination signals (SIGHUP, SIGINT, SIGQUIT, SIGTERM)
+// blocked (its SigBlk in /proc): a thread that is not the runtime's, such
+// as qemu-user's own RCU thread, which never runs agentknock_hold and
+// cannot take those signals (measured under qemu-user 7.2: without this
+// every run waited holdPatience for it). A runtime thread blocks them only
+// inside a signal handler or between its clone and its first instructions,
+// each a matter of microseconds; it is asked only after holdSilence.
+func (h *threadHold) blocksAll(tid uint32) bool {
+	path := append(h.status[:0], "/proc/self/task/"...)
+	path = strconv.AppendUint(path, uint64(tid), 10)
+	path = append(path, "/status\x00"...)
+	fd, _, errno := unix.RawSyscall6(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		return false
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&h.buf[0])), uintptr(len(h.buf)))
+	unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+	if errno != 0 {
+		return false
+	}
+	text := h.buf[:n]
+	const field = "\nSigBlk:\t"
+	i := bytes.Index(text, []byte(field))
+	if i < 0 || len(text) < i+len(field)+16 {
+		return false
+	}
+	blocked, err := strconv.ParseUint(string(text[i+len(field):i+len(field)+16]), 16, 64)
+	const need = 1<<(unix.SIGHUP-1) | 1<<(unix.SIGINT-1) | 1<<(unix.SIGQUIT-1) | 1<<(unix.SIGTERM-1) | 1<<(unix.SIGPROF-1)
+	return err == nil && blocked&need == need
 }
 
 // holds reports whether thread tid acknowledged the hold.
