@@ -357,20 +357,21 @@ var (
 )
 
 // callerPendingSlots holds both instances (one sent to the thread, one to
-// the process) of every signal in runtimeUnblockedSet; as in entry_linux_*.s.
+// the process) of every signal in runtimeUnblockedSet (18); as in
+// entry_linux_*.s.
 const callerPendingSlots = 40
 
 // runtimeUnblockedSet is what the runtime unblocks on every thread whatever
 // the caller blocked (runtime/signal_unix.go, blockableSig: SIGHUP, SIGINT,
 // SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGTERM,
-// SIGSTKFLT, SIGCHLD, SIGURG, SIGPROF, SIGSYS, 32 and 33;
+// SIGSTKFLT, SIGCHLD, SIGURG, SIGPROF, SIGSYS, 32, 33 and 34;
 // TestRuntimeUnblockedSet measures it). A signal of this set pending at
 // entry is one the caller blocked, which the runtime would take at once.
 // Read by agentknock_rt0; never changed.
 //
 //lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
 var runtimeUnblockedSet uint64 = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 |
-	1<<7 | 1<<10 | 1<<14 | 1<<15 | 1<<16 | 1<<22 | 1<<26 | 1<<30 | 1<<31 | 1<<32 // bit n-1: signal n
+	1<<7 | 1<<10 | 1<<14 | 1<<15 | 1<<16 | 1<<22 | 1<<26 | 1<<30 | 1<<31 | 1<<32 | 1<<33 // bit n-1: signal n
 
 // lowLimitMessage is what agentknock_rt0 writes before exiting when the
 // open-file limit leaves the runtime no room to start. Never changed.

@@ -42,6 +42,22 @@ func TestMain(m *testing.M) {
 	case "print":
 		fmt.Println(os.Getenv("AGENTKNOCK_TEST_PRINT"))
 		os.Exit(0)
+	case "sigblk":
+		// Start threads, then print every thread's mask.
+		for i := 0; i < 4; i++ {
+			go func() { runtime.LockOSThread(); time.Sleep(time.Hour) }()
+		}
+		time.Sleep(20 * time.Millisecond)
+		tasks, _ := os.ReadDir("/proc/self/task")
+		for _, task := range tasks {
+			data, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+			for _, line := range strings.Split(string(data), "\n") {
+				if strings.HasPrefix(line, "SigBlk:") {
+					fmt.Println(line)
+				}
+			}
+		}
+		os.Exit(0)
 	case "hog":
 		//lint:ignore SA5002 the role is to keep a core busy until killed
 		for {
@@ -99,6 +115,9 @@ func becomeCaller() {
 		if !strings.HasPrefix(e, "AGENTKNOCK_TEST_ROLE=") {
 			env = append(env, e)
 		}
+	}
+	if role := os.Getenv("AGENTKNOCK_TEST_ROLE_AFTER"); role != "" {
+		env = append(env, "AGENTKNOCK_TEST_ROLE="+role) // what this binary execs is itself, in that role
 	}
 	panic(syscall.Exec(argv[0], argv, env))
 }
