@@ -123,7 +123,7 @@ done:
 	SYSCALL
 	CMPQ	AX, $0
 	JNE	captured
-	CMPQ	-16(SP), $12
+	CMPQ	-16(SP), $12	// launcherTasks
 	JCS	toofewprocs
 captured:
 	MOVQ	$1, ·callerCaptured(SB)

@@ -127,7 +127,7 @@ done:
 	MOVD	RSP, R3
 	SUB	$16, R3, R3
 	MOVD	(R3), R4
-	CMP	$12, R4
+	CMP	$12, R4	// launcherTasks
 	BLO	toofewprocs
 captured:
 	MOVD	$1, R4

@@ -102,9 +102,8 @@ func checkHostFacilities(n runNeeds) error {
 // `ulimit -u`, which counts every thread of every process of the user):
 // the launcher's runtime threads with GOMAXPROCS at most 2 (main, sysmon,
 // the template thread, one per P, and those blocked in system calls) and,
-// with an invocation service, its process and runtime threads, which the
-// Git signing helper's outlast only after the launcher's have gone with
-// the exec. Measured as an ordinary user on Go 1.26 with 2 cores: a plain
+// with an invocation service, its process and runtime threads (the Git
+// signing helper's run only once the launcher's have gone with the exec). Measured as an ordinary user on Go 1.26 with 2 cores: a plain
 // run needs 9, one with --stdin 14 (below, the runtime dies with "failed to
 // create new OS thread" or the service cannot start, after the approval),
 // and more under load, when more threads wait in system calls; these keep
@@ -851,9 +850,19 @@ func (h *threadHold) blocksAll(tid uint32) bool {
 	if i < 0 || len(text) < i+len(field)+16 {
 		return false
 	}
-	blocked, err := strconv.ParseUint(string(text[i+len(field):i+len(field)+16]), 16, 64)
+	var blocked uint64
+	for _, c := range text[i+len(field) : i+len(field)+16] {
+		switch {
+		case c >= '0' && c <= '9':
+			blocked = blocked<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			blocked = blocked<<4 | uint64(c-'a'+10)
+		default:
+			return false
+		}
+	}
 	const need = 1<<(unix.SIGHUP-1) | 1<<(unix.SIGINT-1) | 1<<(unix.SIGQUIT-1) | 1<<(unix.SIGTERM-1) | 1<<(unix.SIGPROF-1)
-	return err == nil && blocked&need == need
+	return blocked&need == need
 }
 
 // holds reports whether thread tid acknowledged the hold.
