@@ -698,7 +698,9 @@ func forwardToMainThread(sig syscall.Signal) error {
 // (entry_linux_*.s), changes the mask that rt_sigreturn restores. SIGPROF
 // because the runtime unblocks it on every thread whatever the caller
 // blocked (so every thread, also one still starting, takes it) and uses it
-// only for profiling, which agentknock never starts.
+// only for profiling, which a release build never starts (the diagnostic
+// trace build's CPU profile loses its last samples; agentknock_hold ignores
+// a SIGPROF it did not send).
 //
 // Threads the runtime starts after step 3 are listed and held at step 6,
 // under the runtime's exec lock, which stops any new clone and waits for
