@@ -6,6 +6,9 @@
 
 #include "textflag.h"
 
+#define callerPendingSlots 40
+#define holdSlots 256
+
 // Raw system calls only: no stack frame, no TLS, no Go code. The kernel
 // entry registers carry nothing the runtime needs (it reads argc and argv
 // from the stack), so they may be clobbered.
@@ -34,6 +37,30 @@ actions:
 	MOVQ	$8, R10
 	MOVQ	$14, AX
 	SYSCALL
+
+	// rt_sigtimedwait(&runtimeUnblockedSet, &callerPending[n], &zeroTimeout, 8)
+	// until none is left: a signal the caller blocked that is pending now
+	// and that the runtime unblocks would be taken by the runtime as soon
+	// as it starts (and end the process or vanish). Dequeued with its
+	// siginfo, it is queued again just before the exec (requeueCallerPending).
+	XORQ	R12, R12
+pending:
+	MOVQ	R12, SI
+	SHLQ	$7, SI
+	LEAQ	·callerPending(SB), AX
+	ADDQ	AX, SI
+	LEAQ	·runtimeUnblockedSet(SB), DI
+	LEAQ	·zeroTimeout(SB), DX
+	MOVQ	$8, R10
+	MOVQ	$128, AX
+	SYSCALL
+	CMPQ	AX, $0
+	JLE	pendingdone
+	INCQ	R12
+	CMPQ	R12, $callerPendingSlots
+	JNE	pending
+pendingdone:
+	MOVQ	R12, ·callerPendingCount(SB)
 
 	// prlimit64(0, RLIMIT_NOFILE, NULL, &callerNofile)
 	XORQ	DI, DI
@@ -80,8 +107,37 @@ stdnext:
 	CMPQ	·callerNofile(SB), $3
 	JCS	toolow
 done:
+	// The runtime needs threads to start, which a soft process limit
+	// below launcherTasks (exec_linux.go) may not leave it; root is not
+	// subject to the limit. prlimit64(0, RLIMIT_NPROC, NULL, &nproc) into
+	// the stack's scratch below SP, which nothing uses yet.
+	MOVQ	$102, AX	// getuid
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	captured
+	XORQ	DI, DI
+	MOVQ	$6, SI
+	XORQ	DX, DX
+	LEAQ	-16(SP), R10
+	MOVQ	$302, AX
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	captured
+	CMPQ	-16(SP), $12	// launcherTasks
+	JCS	toofewprocs
+captured:
 	MOVQ	$1, ·callerCaptured(SB)
 	JMP	_rt0_amd64_linux(SB)
+
+toofewprocs:
+	MOVQ	$2, DI
+	MOVQ	·lowProcessLimitMessage(SB), SI
+	MOVQ	·lowProcessLimitMessage+8(SB), DX
+	MOVQ	$1, AX
+	SYSCALL
+	MOVQ	$1, DI
+	MOVQ	$231, AX
+	SYSCALL
 
 toolow:
 	// write(2, message, len); exit_group(1)
@@ -110,6 +166,37 @@ TEXT agentknock_forward(SB),NOSPLIT|NOFRAME,$0
 	SYSCALL
 	RET
 
+// agentknock_hold(sig, info, uctx) is SIGPROF's disposition while the
+// hand-off holds every other thread (threadHold.everyThread, exec_linux.go). For a
+// SIGPROF the launcher sent to this thread itself (si_code SI_TKILL, si_pid
+// this process), it adds holdMask to the mask that rt_sigreturn restores
+// (uc_sigmask, at offset 296 of the kernel's ucontext on amd64), so that
+// the thread keeps those signals blocked from then on, and records the
+// thread's ID in holdTids as its acknowledgement. It runs with every signal
+// blocked (sa_mask), and so does agentknock_forward, so a thread
+// acknowledges only once it has sent on any signal it took.
+TEXT agentknock_hold(SB),NOSPLIT|NOFRAME,$0
+	CMPL	8(SI), $-6
+	JNE	holdret
+	MOVQ	$39, AX	// getpid
+	SYSCALL
+	MOVL	16(SI), CX
+	CMPQ	AX, CX
+	JNE	holdret
+	MOVQ	·holdMask(SB), AX
+	ORQ	AX, 296(DX)
+	MOVQ	$186, AX	// gettid
+	SYSCALL
+	MOVQ	$1, CX
+	LOCK
+	XADDQ	CX, ·holdAcks(SB)
+	CMPQ	CX, $holdSlots
+	JAE	holdret
+	LEAQ	·holdTids(SB), BX
+	MOVL	AX, (BX)(CX*4)
+holdret:
+	RET
+
 // agentknock_sigreturn is the sa_restorer that returns from the handler.
 TEXT agentknock_sigreturn(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$15, AX	// rt_sigreturn
@@ -120,3 +207,5 @@ GLOBL	·forwardHandler(SB), RODATA, $8
 DATA	·forwardHandler(SB)/8, $agentknock_forward(SB)
 GLOBL	·forwardRestorer(SB), RODATA, $8
 DATA	·forwardRestorer(SB)/8, $agentknock_sigreturn(SB)
+GLOBL	·holdHandler(SB), RODATA, $8
+DATA	·holdHandler(SB)/8, $agentknock_hold(SB)

@@ -6,6 +6,9 @@
 
 #include "textflag.h"
 
+#define callerPendingSlots 40
+#define holdSlots 256
+
 // Raw system calls only: no stack frame, no TLS, no Go code. The runtime
 // reads argc and argv from the stack, so registers may be clobbered.
 TEXT agentknock_rt0(SB),NOSPLIT|NOFRAME,$0
@@ -32,6 +35,30 @@ actions:
 	MOVD	$8, R3
 	MOVD	$135, R8
 	SVC
+
+	// rt_sigtimedwait(&runtimeUnblockedSet, &callerPending[n], &zeroTimeout, 8)
+	// until none is left: a signal the caller blocked that is pending now
+	// and that the runtime unblocks would be taken by the runtime as soon
+	// as it starts (and end the process or vanish). Dequeued with its
+	// siginfo, it is queued again just before the exec (requeueCallerPending).
+	MOVD	$0, R19
+pending:
+	MOVD	$·runtimeUnblockedSet(SB), R0
+	MOVD	$·callerPending(SB), R1
+	LSL	$7, R19, R4
+	ADD	R4, R1, R1
+	MOVD	$·zeroTimeout(SB), R2
+	MOVD	$8, R3
+	MOVD	$137, R8
+	SVC
+	CMP	$0, R0
+	BLE	pendingdone
+	ADD	$1, R19, R19
+	CMP	$callerPendingSlots, R19
+	BNE	pending
+pendingdone:
+	MOVD	$·callerPendingCount(SB), R5
+	MOVD	R19, (R5)
 
 	// prlimit64(0, RLIMIT_NOFILE, NULL, &callerNofile)
 	MOVD	$0, R0
@@ -82,10 +109,42 @@ stdnext:
 	CMP	$3, R4
 	BLO	toolow
 done:
+	// The runtime needs threads to start, which a soft process limit
+	// below launcherTasks (exec_linux.go) may not leave it; root is not
+	// subject to the limit. prlimit64(0, RLIMIT_NPROC, NULL, &nproc) into
+	// the stack's scratch below RSP, which nothing uses yet.
+	MOVD	$174, R8	// getuid
+	SVC
+	CBZ	R0, captured
+	MOVD	$0, R0
+	MOVD	$6, R1
+	MOVD	$0, R2
+	MOVD	RSP, R3
+	SUB	$16, R3, R3
+	MOVD	$261, R8
+	SVC
+	CBNZ	R0, captured
+	MOVD	RSP, R3
+	SUB	$16, R3, R3
+	MOVD	(R3), R4
+	CMP	$12, R4	// launcherTasks
+	BLO	toofewprocs
+captured:
 	MOVD	$1, R4
 	MOVD	$·callerCaptured(SB), R5
 	MOVD	R4, (R5)
 	B	_rt0_arm64_linux(SB)
+
+toofewprocs:
+	MOVD	$·lowProcessLimitMessage(SB), R5
+	MOVD	$2, R0
+	MOVD	(R5), R1
+	MOVD	8(R5), R2
+	MOVD	$64, R8
+	SVC
+	MOVD	$1, R0
+	MOVD	$94, R8
+	SVC
 
 toolow:
 	// write(2, message, len); exit_group(1)
@@ -114,6 +173,46 @@ TEXT agentknock_forward(SB),NOSPLIT|NOFRAME,$0
 	SVC
 	RET
 
+// agentknock_hold(sig, info, uctx) is SIGPROF's disposition while the
+// hand-off holds every other thread (threadHold.everyThread, exec_linux.go). For a
+// SIGPROF the launcher sent to this thread itself (si_code SI_TKILL, si_pid
+// this process), it adds holdMask to the mask that rt_sigreturn restores
+// (uc_sigmask, at offset 40 of the kernel's ucontext on arm64), so that the
+// thread keeps those signals blocked from then on, and records the thread's
+// ID in holdTids as its acknowledgement. It runs with every signal blocked
+// (sa_mask), and so does agentknock_forward, so a thread acknowledges only
+// once it has sent on any signal it took.
+TEXT agentknock_hold(SB),NOSPLIT|NOFRAME,$0
+	MOVW	8(R1), R3
+	CMN	$6, R3
+	BNE	holdret
+	MOVD	R1, R9
+	MOVD	$172, R8	// getpid
+	SVC
+	MOVWU	16(R9), R3
+	CMP	R0, R3
+	BNE	holdret
+	MOVD	$·holdMask(SB), R4
+	MOVD	(R4), R4
+	MOVD	40(R2), R5
+	ORR	R4, R5, R5
+	MOVD	R5, 40(R2)
+	MOVD	$178, R8	// gettid
+	SVC
+	MOVD	R0, R6
+	MOVD	$·holdAcks(SB), R4
+holdinc:
+	LDAXR	(R4), R7
+	ADD	$1, R7, R10
+	STLXR	R10, (R4), R11
+	CBNZ	R11, holdinc
+	CMP	$holdSlots, R7
+	BHS	holdret
+	MOVD	$·holdTids(SB), R4
+	MOVW	R6, (R4)(R7<<2)
+holdret:
+	RET
+
 // agentknock_sigreturn is the sa_restorer that returns from the handler.
 TEXT agentknock_sigreturn(SB),NOSPLIT|NOFRAME,$0
 	MOVD	$139, R8	// rt_sigreturn
@@ -123,3 +222,5 @@ GLOBL	·forwardHandler(SB), RODATA, $8
 DATA	·forwardHandler(SB)/8, $agentknock_forward(SB)
 GLOBL	·forwardRestorer(SB), RODATA, $8
 DATA	·forwardRestorer(SB)/8, $agentknock_sigreturn(SB)
+GLOBL	·holdHandler(SB), RODATA, $8
+DATA	·holdHandler(SB)/8, $agentknock_hold(SB)

@@ -1,8 +1,10 @@
 // Process replacement shared by Linux and macOS: command-execution.md,
 // "Common execution semantics" steps 4, 6, 8 and 9, and "Signals and
-// process state": the SIGINT/SIGTERM watch while agentknock waits, then
-// the hand-off. The platform files (exec_linux.go, exec_darwin.go) provide
-// the steps; the order is here, once.
+// process state": the SIGINT/SIGTERM watch while agentknock waits, the
+// pending check's rule, and the macOS hand-off's order (replaceProcess).
+// On Linux the hand-off is execCommand in exec_linux.go, whole, because it
+// also holds every thread and its last steps must run under the runtime's
+// exec lock.
 
 package main
 
@@ -25,8 +27,8 @@ func (e *interrupted) Error() string {
 	return "Agentknock received a signal (interrupted by " + signalName(e.sig) + ")"
 }
 
-// handOffSteps are one platform's primitives for the hand-off from the
-// approval wait to the command.
+// handOffSteps are macOS's primitives for the hand-off from the approval
+// wait to the command (exec_darwin.go).
 type handOffSteps interface {
 	// blockTermination blocks SIGINT and SIGTERM on the calling (locked)
 	// thread and, where the platform needs it, gives them back to the

@@ -2,23 +2,26 @@
 // checked before the request (command-execution.md, "Platform
 // implementations" and "Linux implementation"), the caller's state that
 // the entry hook (entry_linux_*.s) saved before the runtime started, and
-// the hand-off and exec ("Native executable replacement", "Script
-// execution", "Signals and process state") in the order replaceProcess
-// (exec.go) gives; docs/launch-path.md has the measurements behind it.
-// A binary runs from its retained descriptor (execveat with AT_EMPTY_PATH),
-// a script from its candidate path, under the runtime's exec lock: without
-// it a thread created during exec makes the kernel drop setuid and file
-// capabilities.
+// the hand-off and exec ("Common execution semantics" 6, 8 and 9,
+// "Native executable replacement", "Script execution", "Signals and
+// process state"), which execCommand holds whole, in the order it runs,
+// stated once in its comment; docs/launch-path.md has the measurements
+// behind it.
 
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -69,6 +72,9 @@ func checkHostFacilities(n runNeeds) error {
 	if err := checkCommandDescriptors(n.caller); err != nil {
 		return err
 	}
+	if err := checkProcessLimit(n.service); err != nil {
+		return err
+	}
 	need := runDescriptors
 	if n.service {
 		need = serviceDescriptors
@@ -90,6 +96,132 @@ func checkHostFacilities(n runNeeds) error {
 		}
 	}
 	return nil
+}
+
+// Threads and processes a run needs under the process limit (RLIMIT_NPROC,
+// `ulimit -u`, which counts every thread of every process of the user):
+// the launcher's runtime threads with GOMAXPROCS at most 2 (main, sysmon,
+// the template thread, one per P, and those blocked in system calls) and,
+// with an invocation service, its process and runtime threads (the Git
+// signing helper's run only once the launcher's have gone with the exec). Measured as an ordinary user on Go 1.26 with 2 cores: a plain
+// run needs 9, one with --stdin 14 (below, the runtime dies with "failed to
+// create new OS thread" or the service cannot start, after the approval),
+// and more under load, when more threads wait in system calls; these keep
+// a margin. agentknock_rt0 already stops, with one line, below
+// launcherTasks, where the runtime may not even reach this check.
+const (
+	launcherTasks = 12
+	serviceTasks  = 7
+	// Below this much room the launcher runs with GOMAXPROCS 2, so that
+	// its threads stay within launcherTasks on any number of cores.
+	processRoomTight = 64
+)
+
+// checkProcessLimit requires room under the soft process limit for the
+// threads and processes the run will start: the user's tasks now (all of
+// /proc/loadavg's when that is already small enough, else those /proc
+// shows for this real user ID), with this process's own, plus what is
+// still to come. Root, to whom the kernel does not apply the limit, and an
+// unlimited one pass at once. Without /proc only this process's threads
+// are known.
+func checkProcessLimit(service bool) error {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY || unix.Getuid() == 0 {
+		return nil
+	}
+	own := ownThreads()
+	plain := max(launcherTasks-own, 1)
+	need := plain
+	if service {
+		need += serviceTasks
+	}
+	running := systemTasks()
+	if running < 0 || uint64(running+need) > lim.Cur {
+		running = userTasks(unix.Getuid())
+	}
+	if running < 0 {
+		running = own
+	}
+	if uint64(running+need) <= lim.Cur {
+		if lim.Cur-uint64(running) < processRoomTight && runtime.GOMAXPROCS(0) > 2 {
+			runtime.GOMAXPROCS(2)
+		}
+		return nil
+	}
+	err := fmt.Errorf("the process limit (ulimit -u, %d) leaves too little room: agentknock needs %d more threads and processes, and this user already runs %d (agentknock's own %d threads among them)",
+		lim.Cur, need, running, own)
+	if service && uint64(running+plain) <= lim.Cur {
+		err = fmt.Errorf("%v. The invocation service (for --stdin and SSH secrets) needs %d of them; if no requested secret is an SSH key and --stdin is not used, --no-ssh-agent --no-git-sign run with fewer", err, serviceTasks)
+	}
+	return classifyWithFix(failProcessLimit, fmt.Sprintf("ulimit -u %d", running+need), err)
+}
+
+// ownThreads counts this process's threads (/proc/self/task), or assumes
+// the few the runtime has started by now.
+func ownThreads() int {
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil || len(entries) == 0 {
+		return 4
+	}
+	return len(entries)
+}
+
+// systemTasks is the number of threads on the system (the fourth field of
+// /proc/loadavg, "running/total"), or -1.
+func systemTasks() int {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 4 {
+		return -1
+	}
+	_, total, ok := strings.Cut(fields[3], "/")
+	n, err := strconv.Atoi(total)
+	if !ok || err != nil {
+		return -1
+	}
+	return n
+}
+
+// userTasks sums the threads of the processes /proc shows whose real user
+// ID is uid (the limit's count), or -1 without /proc.
+func userTasks(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return -1
+	}
+	total, seen := 0, false
+	want := strconv.Itoa(uid)
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue // ended since the listing
+		}
+		var real string
+		threads := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					real = f[0]
+				}
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		if real == want {
+			total += threads
+			seen = true
+		}
+	}
+	if !seen {
+		return -1
+	}
+	return total
 }
 
 // commandLimitChecked is the largest caller's soft limit under which the
@@ -215,13 +347,45 @@ var (
 	callerNofileSaved uint64
 	callerClosedStd   uint64 // bit n: descriptor n was closed
 	callerCaptured    uint64
+	// The signals pending at entry among runtimeUnblockedSet, each as the
+	// kernel's 128-byte siginfo, for finishCallerSignals.
+	callerPending      [callerPendingSlots][128]byte
+	callerPendingCount uint64
+	//lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
+	zeroTimeout [2]int64 // rt_sigtimedwait's: do not wait
 )
+
+// callerPendingSlots holds both instances (one sent to the thread, one to
+// the process) of every signal in runtimeUnblockedSet (18); as in
+// entry_linux_*.s.
+const callerPendingSlots = 40
+
+// runtimeUnblockedSet is what the runtime unblocks on every thread whatever
+// the caller blocked (runtime/signal_unix.go, blockableSig: SIGHUP, SIGINT,
+// SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGTERM,
+// SIGSTKFLT, SIGCHLD, SIGURG, SIGPROF, SIGSYS, 32, 33 and 34;
+// TestRuntimeUnblockedSet measures it). A signal of this set pending at
+// entry is one the caller blocked, which the runtime would take at once.
+// Read by agentknock_rt0; never changed.
+//
+//lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
+var runtimeUnblockedSet uint64 = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 |
+	1<<7 | 1<<10 | 1<<14 | 1<<15 | 1<<16 | 1<<22 | 1<<26 | 1<<30 | 1<<31 | 1<<32 | 1<<33 // bit n-1: signal n
 
 // lowLimitMessage is what agentknock_rt0 writes before exiting when the
 // open-file limit leaves the runtime no room to start. Never changed.
 //
 //lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
 var lowLimitMessage = messagePrefix + "the open-file limit (ulimit -n) is too low for agentknock to start; raise it to at least 17 (25 for a run that may start the invocation service: --stdin, or an SSH secret without --no-ssh-agent --no-git-sign).\n"
+
+// lowProcessLimitMessage is what agentknock_rt0 writes before exiting when
+// the soft process limit is below launcherTasks for a user other than
+// root. Never changed.
+//
+//lint:ignore U1000 read by agentknock_rt0 (entry_linux_*.s)
+var lowProcessLimitMessage = messagePrefix + "the process limit (ulimit -u) is too low for agentknock to start: it needs 12 threads besides the user's other processes.\n" +
+	messagePrefix + "Agentknock did not contact the device.\n" + messagePrefix + "The command didn't run.\n" +
+	messagePrefix + "Suggested action: Raise the process limit in the shell that runs agentknock (ulimit -u), then run the command again.\n"
 
 // callerState is what the command must inherit.
 type callerState struct {
@@ -363,19 +527,414 @@ func (cs callerState) describe() string {
 	return "approximate (built without -ldflags=-E=agentknock_rt0: " + callerStateLimits + "; the caller's open-file limit is not restored, and a standard descriptor the caller closed cannot be told from /dev/null)"
 }
 
-// Process replacement on Linux: command-execution.md, "Native executable
-// replacement", "Script execution" and "Signals and process state", in the
-// order replaceProcess (exec.go) gives; docs/launch-path.md has the
-// measurements behind it. A binary runs from its retained descriptor
-// (execveat with AT_EMPTY_PATH), a script from its candidate path, under
-// the runtime's exec lock: without it a thread created during exec makes
-// the kernel drop setuid and file capabilities.
+// The hand-off and the exec: command-execution.md, "Common execution
+// semantics" steps 6, 8 and 9, "Signals and process state", "Native
+// executable replacement" and "Script execution"; docs/launch-path.md has
+// the measurements behind each step. execCommand is the whole of it, in the
+// order it runs; the helpers after it are in the same order.
 
 //go:linkname runtimeBeforeExec syscall.runtime_BeforeExec
 func runtimeBeforeExec()
 
 //go:linkname runtimeAfterExec syscall.runtime_AfterExec
 func runtimeAfterExec()
+
+// execCommand replaces the process with the command. It returns only on
+// failure, which is terminal: the caller reports it and exits. The order,
+// the spec's block, check, restore:
+//
+//  1. Block: SIGINT and SIGTERM are blocked on this thread (the main
+//     thread, which execs) and every other thread sends them on to it
+//     (agentknock_forward); then the wait's Go handler is stopped, which
+//     returns once every signal it caught reached the channel. From here
+//     no termination signal is consumed by the launcher.
+//  2. The last check of the executable, still under the launcher's own
+//     limits, so it cannot fail for a descriptor the caller's would not give.
+//  3. When the caller blocked a signal the runtime unblocks, every other
+//     thread blocks every signal but the synchronous faults (the thread
+//     hold): none can take a signal any more, so a signal sent to the
+//     process stays pending in it through execve, and every signal taken
+//     before has been sent on to this thread.
+//  4. The pending check: a SIGINT or SIGTERM that the caller neither
+//     ignores nor blocks means the command does not run.
+//  5. The caller's dispositions, file limit and standard descriptors.
+//  6. Under the runtime's exec lock (no thread can start): threads started
+//     since step 3 are held too, the signals pending at entry are queued
+//     again, the caller's mask; then execveat of the descriptor (a binary)
+//     or execve of the candidate path (a script).
+func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, cs callerState, watch *signalWatch) error {
+	argvp, err := cStrings(argv)
+	if err != nil {
+		return err
+	}
+	envp, err := cStrings(env)
+	if err != nil {
+		return err
+	}
+	path := &[]byte{0}[0] // "" for execveat
+	if x.script {
+		// The interpreter must reopen the script by name, so a script runs
+		// from its candidate path; relative ones resolve against the
+		// process's directory, which is the retained one (we never chdir).
+		if path, err = unix.BytePtrFromString(x.candidate); err != nil {
+			return err
+		}
+	}
+	hold, err := newThreadHold()
+	if err != nil {
+		return err
+	}
+
+	// 1. Block.
+	if err := blockTermination(cs); err != nil {
+		return err
+	}
+	if watch.testOnlyAfterBlock != nil {
+		watch.testOnlyAfterBlock()
+	}
+	if sig := watch.stop(); sig != 0 {
+		return &interrupted{sig}
+	}
+	// 2. The last check.
+	if err := x.revalidate(wd); err != nil {
+		return &revalidationError{err}
+	}
+	// 3. Every thread blocks, when the caller blocked a signal that the
+	// runtime's threads do not: otherwise no signal is meant to stay
+	// pending, and one that another thread takes meanwhile acts as it would
+	// on the command (a SIGINT or SIGTERM it takes before step 5 is sent on
+	// and reaches this thread, after which it follows the restored
+	// disposition), so the wait for every thread (about 2 ms of a launch
+	// here) is spared. Without a usable /proc the threads cannot be listed;
+	// the forwarding of step 1 then remains, whose only gap is a signal
+	// another thread took but had not yet sent on when execve ends that
+	// thread (docs/launch-path.md).
+	held := cs.exact && cs.mask&runtimeUnblockedSet != 0 && hold.everyThread()
+	// 4. The pending check.
+	if sig := pendingTermination(pendingSignals(), cs); sig != 0 {
+		return &interrupted{sig}
+	}
+	// 5. The caller's state. The pipe becomes standard input only now, so
+	// that every earlier failure leaves the caller's standard input in place.
+	if err := restoreCallerState(cs); err != nil {
+		return err
+	}
+	traceStep("signals handed off")
+	if err := becomeStdin(stdin); err != nil {
+		return err
+	}
+	closeCallerClosedStd(cs, stdin)
+	traceFlush()
+	// 6. The exec, under the lock; raw system calls only from here, so the
+	// runtime never needs a new thread while it cannot start one.
+	runtimeBeforeExec()
+	if held {
+		hold.everyThread()
+	}
+	finishCallerSignals(cs)
+	var errno syscall.Errno
+	if x.script {
+		_, _, errno = unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	} else {
+		_, _, errno = unix.RawSyscall6(unix.SYS_EXECVEAT, uintptr(x.fd), uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])), unix.AT_EMPTY_PATH, 0)
+	}
+	runtimeAfterExec()
+	runtime.KeepAlive(argvp)
+	runtime.KeepAlive(envp)
+	return execError(x, errno)
+}
+
+var terminationSignals = []syscall.Signal{unix.SIGINT, unix.SIGTERM}
+
+// blockTermination (step 1) blocks SIGINT and SIGTERM on this thread, to
+// which init locked the main goroutine, and gives each the caller neither
+// ignores nor blocks the forwarding disposition (one the caller blocks has
+// had it since init; one it ignores stays ignored). A SIGINT during the
+// last hash therefore waits, pending, for the check of step 4, which says
+// why the command did not run, instead of ending the launcher with no word.
+// The disposition is set before the Go handler is stopped: between the two
+// a signal would otherwise meet the runtime's handler with no channel,
+// which ends the process.
+func blockTermination(cs callerState) error {
+	runtime.LockOSThread()
+	var block unix.Sigset_t
+	for _, sig := range terminationSignals {
+		block.Val[0] |= 1 << (uint(sig) - 1)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &block, nil); err != nil {
+		return err
+	}
+	for _, sig := range terminationSignals {
+		if cs.ignored[sig] || cs.forwarded(sig) {
+			continue
+		}
+		if err := forwardToMainThread(sig); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forwardToMainThread makes agentknock_forward sig's disposition: a thread
+// that takes sig sends it to the main thread, where it is blocked.
+func forwardToMainThread(sig syscall.Signal) error {
+	act := kernelSigaction{Handler: uint64(forwardHandler), Flags: saOnstack | saRestart | saRestorer,
+		Restorer: uint64(forwardRestorer), Mask: ^uint64(0)}
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// The thread hold (steps 3 and 6). Blocking a signal on one thread does
+// nothing for a process-directed signal while another thread has it
+// unblocked, and the runtime unblocks SIGINT, SIGTERM and others on every
+// thread it starts. syscall.AllThreadsSyscall cannot block them for good:
+// the other threads run the call inside a signal handler, whose mask
+// rt_sigreturn puts back (measured on Go 1.26: after an AllThreadsSyscall
+// of rt_sigprocmask, 1 thread of 8 had the signal blocked, the caller).
+// So each thread is sent a SIGPROF whose handler, agentknock_hold
+// (entry_linux_*.s), changes the mask that rt_sigreturn restores. SIGPROF
+// because the runtime unblocks it on every thread whatever the caller
+// blocked (so every thread, also one still starting, takes it) and uses it
+// only for profiling, which a release build never starts (the diagnostic
+// trace build's CPU profile loses its last samples; agentknock_hold ignores
+// a SIGPROF it did not send).
+//
+// Threads the runtime starts after step 3 are listed and held at step 6,
+// under the runtime's exec lock, which stops any new clone and waits for
+// one in progress (so every thread is in /proc/self/task); until then the
+// forwarding of step 1 covers them: a termination signal they take reaches
+// the main thread before they acknowledge the SIGPROF (both handlers run
+// with every signal blocked).
+
+// holdMask is every signal but the synchronous faults (SIGILL, SIGTRAP,
+// SIGBUS, SIGFPE, SIGSEGV, SIGSYS), which the kernel delivers to the
+// faulting thread anyway. Read by agentknock_hold; never changed.
+var holdMask uint64 = ^uint64(1<<(4-1) | 1<<(5-1) | 1<<(7-1) | 1<<(8-1) | 1<<(11-1) | 1<<(31-1))
+
+// holdHandler is the address of agentknock_hold (entry_linux_*.s).
+var holdHandler uintptr
+
+// holdTids[:holdAcks] are the threads that hold, written by agentknock_hold
+// (atomically, from signal handlers) and read with atomic loads.
+var (
+	holdAcks uint64
+	holdTids [holdSlots]uint32
+)
+
+const (
+	holdSlots = 256 // as in entry_linux_*.s
+	saSiginfo = 0x4
+	siTkill   = -6
+	// holdPatience bounds the wait for one round of acknowledgements; a
+	// loaded machine takes milliseconds to schedule every thread.
+	holdPatience = 2 * time.Second
+	// holdSilence is how long a thread may stay silent before its mask is
+	// read (blocksAll).
+	holdSilence = 100 * time.Millisecond
+)
+
+// atFDCWD is AT_FDCWD (-100) as a raw system call argument.
+const atFDCWD = ^uintptr(99)
+
+// threadHold is the state of the hold, allocated before step 1 so that
+// step 6 needs no allocation.
+type threadHold struct {
+	pid     int
+	dir     *byte  // "/proc/self/task"
+	buf     []byte // getdents64, a thread's status
+	status  []byte // a thread's status path
+	waiting []uint32
+}
+
+func newThreadHold() (*threadHold, error) {
+	dir, err := unix.BytePtrFromString("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	return &threadHold{pid: unix.Getpid(), dir: dir, buf: make([]byte, 8192), status: make([]byte, 0, 64), waiting: make([]uint32, 0, holdSlots)}, nil
+}
+
+// everyThread blocks holdMask on this thread and has every other thread
+// that does not hold yet block it too. It reports false when the threads
+// cannot be listed (no /proc, or a /proc of another PID namespace, where
+// this process is not the thread group it names) or one did not answer
+// within holdPatience; the forwarding then remains the only cover.
+func (h *threadHold) everyThread() bool {
+	act := kernelSigaction{Handler: uint64(holdHandler), Flags: saSiginfo | saOnstack | saRestart | saRestorer,
+		Restorer: uint64(forwardRestorer), Mask: ^uint64(0)}
+	if _, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGPROF), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); errno != 0 {
+		return false
+	}
+	mask := holdMask
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
+	fd, _, errno := unix.RawSyscall6(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(h.dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		return false
+	}
+	self := false
+	h.waiting = h.waiting[:0]
+	for {
+		n, _, errno := unix.RawSyscall(unix.SYS_GETDENTS64, fd, uintptr(unsafe.Pointer(&h.buf[0])), uintptr(len(h.buf)))
+		if errno != 0 || n == 0 {
+			break
+		}
+		for off := 0; off < int(n); {
+			reclen := int(*(*uint16)(unsafe.Pointer(&h.buf[off+16])))
+			tid, ok := parseTid(h.buf[off+19 : off+reclen])
+			off += reclen
+			switch {
+			case !ok:
+			case int(tid) == h.pid:
+				self = true
+			case !holds(tid) && len(h.waiting) < cap(h.waiting):
+				_, _, errno := unix.RawSyscall(unix.SYS_TGKILL, uintptr(h.pid), uintptr(tid), uintptr(unix.SIGPROF))
+				if errno == 0 {
+					h.waiting = append(h.waiting, tid)
+				}
+			}
+		}
+	}
+	unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+	if !self {
+		return false
+	}
+	deadline := time.Now().Add(holdPatience)
+	silent := time.Now().Add(holdSilence)
+	pause := unix.Timespec{Nsec: 20_000}
+	for i := 0; i < len(h.waiting); {
+		tid := h.waiting[i]
+		if holds(tid) {
+			i++
+			continue
+		}
+		if _, _, errno := unix.RawSyscall(unix.SYS_TGKILL, uintptr(h.pid), uintptr(tid), 0); errno == unix.ESRCH {
+			i++ // the thread ended
+			continue
+		}
+		if now := time.Now(); now.After(deadline) {
+			return false
+		} else if now.After(silent) && h.blocksAll(tid) {
+			i++ // not the runtime's: see blocksAll
+			continue
+		}
+		unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&pause)), 0, 0)
+	}
+	return true
+}
+
+// blocksAll reports whether thread tid, which has not acknowledged, has
+// SIGPROF and the termination signals (SIGHUP, SIGINT, SIGQUIT, SIGTERM)
+// blocked (its SigBlk in /proc): a thread that is not the runtime's, such
+// as qemu-user's own RCU thread, which never runs agentknock_hold and
+// cannot take those signals (measured under qemu-user 7.2: without this
+// every run waited holdPatience for it). A runtime thread blocks them only
+// inside a signal handler or between its clone and its first instructions,
+// each a matter of microseconds; it is asked only after holdSilence.
+func (h *threadHold) blocksAll(tid uint32) bool {
+	path := append(h.status[:0], "/proc/self/task/"...)
+	path = strconv.AppendUint(path, uint64(tid), 10)
+	path = append(path, "/status\x00"...)
+	fd, _, errno := unix.RawSyscall6(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		return false
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&h.buf[0])), uintptr(len(h.buf)))
+	unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+	if errno != 0 {
+		return false
+	}
+	text := h.buf[:n]
+	const field = "\nSigBlk:\t"
+	i := bytes.Index(text, []byte(field))
+	if i < 0 || len(text) < i+len(field)+16 {
+		return false
+	}
+	var blocked uint64
+	for _, c := range text[i+len(field) : i+len(field)+16] {
+		switch {
+		case c >= '0' && c <= '9':
+			blocked = blocked<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			blocked = blocked<<4 | uint64(c-'a'+10)
+		default:
+			return false
+		}
+	}
+	const need = 1<<(unix.SIGHUP-1) | 1<<(unix.SIGINT-1) | 1<<(unix.SIGQUIT-1) | 1<<(unix.SIGTERM-1) | 1<<(unix.SIGPROF-1)
+	return blocked&need == need
+}
+
+// holds reports whether thread tid acknowledged the hold.
+func holds(tid uint32) bool {
+	n := min(atomic.LoadUint64(&holdAcks), holdSlots)
+	for i := range n {
+		if atomic.LoadUint32(&holdTids[i]) == tid {
+			return true
+		}
+	}
+	return false
+}
+
+// parseTid reads a directory entry's NUL-terminated decimal name.
+func parseTid(name []byte) (uint32, bool) {
+	var n uint32
+	digits := 0
+	for _, c := range name {
+		if c == 0 {
+			break
+		}
+		if c < '0' || c > '9' || digits == 9 {
+			return 0, false
+		}
+		n = n*10 + uint32(c-'0')
+		digits++
+	}
+	return n, digits > 0
+}
+
+func pendingSignals() uint64 {
+	var set uint64
+	unix.RawSyscall(unix.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&set)), 8, 0)
+	return set
+}
+
+// restoreCallerState (step 5) puts back the snapshot taken at process entry
+// (or what a build without it knows): a SIGINT or SIGTERM the caller
+// neither ignores nor blocks at the default, so that from here it acts on
+// the launcher as it would on the command; the caller's ignores, with
+// SIGPIPE at its default; the file limit. A signal the caller blocks keeps
+// the forwarding disposition, which execve resets to the default as it
+// would the caller's handler: a thread started since step 3 may still take
+// it, and must send it on, not die of it. SIGPROF is left to step 6, and
+// the mask too.
+func restoreCallerState(cs callerState) error {
+	for _, sig := range terminationSignals {
+		if !cs.ignored[sig] && !cs.forwarded(sig) {
+			if err := setDisposition(sig, sigDFL); err != nil {
+				return err
+			}
+		}
+	}
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		if cs.ignored[sig] && sig != unix.SIGPIPE && sig != unix.SIGKILL && sig != unix.SIGSTOP && sig != unix.SIGPROF {
+			// A signal the kernel will not let us ignore stays at the
+			// default; nothing better can be done for it.
+			_ = setDisposition(sig, sigIGN)
+		}
+	}
+	if err := setDisposition(unix.SIGPIPE, sigDFL); err != nil {
+		return err
+	}
+	if cs.nofile != nil {
+		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, cs.nofile, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func setDisposition(sig syscall.Signal, handler uint64) error {
 	act := kernelSigaction{Handler: handler}
@@ -386,139 +945,45 @@ func setDisposition(sig syscall.Signal, handler uint64) error {
 	return nil
 }
 
-func pendingSignals() uint64 {
-	var set uint64
-	unix.RawSyscall(unix.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&set)), 8, 0)
-	return set
-}
-
-// execCommand replaces the process with the command. It returns only on
-// failure, which is terminal: the caller reports it and exits.
-func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, cs callerState, watch *signalWatch) error {
-	h := &linuxHandOff{wd: wd, x: x, stdin: stdin, cs: cs, watch: watch}
-	var err error
-	if h.argvp, err = cStrings(argv); err != nil {
-		return err
-	}
-	if h.envp, err = cStrings(env); err != nil {
-		return err
-	}
-	if x.script {
-		// The interpreter must reopen the script by name, so a script runs
-		// from its candidate path; relative ones resolve against the
-		// process's directory, which is the retained one (we never chdir).
-		if h.path, err = unix.BytePtrFromString(x.candidate); err != nil {
-			return err
-		}
-	} else {
-		h.path = &[]byte{0}[0]
-	}
-	return replaceProcess(h, watch.testOnlyAfterBlock)
-}
-
-type linuxHandOff struct {
-	wd          workdir
-	x           *executable
-	argvp, envp []*byte
-	path        *byte // the script's candidate path, or "" for execveat
-	stdin       *os.File
-	cs          callerState
-	watch       *signalWatch
-}
-
-var terminationSignals = []syscall.Signal{unix.SIGINT, unix.SIGTERM}
-
-// blockTermination blocks SIGINT and SIGTERM on this thread (the main
-// thread, to which init locked the main goroutine), then gives those the
-// caller neither ignores nor blocks back to the kernel's default: from here
-// such a signal ends the launcher as it would end the command (exit status
-// 128+N, by the signal itself), and one already caught is reported by
-// stopWatching. A signal the caller ignores has been ignored since init; one
-// the caller blocks keeps its forwarding disposition (applyCallerSignals),
-// because at the default a thread of the runtime, which never blocks it,
-// would be killed by it instead of leaving it pending for the command.
-func (h *linuxHandOff) blockTermination() error {
-	runtime.LockOSThread()
-	var block unix.Sigset_t
-	for _, sig := range terminationSignals {
-		block.Val[0] |= 1 << (uint(sig) - 1)
-	}
-	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &block, nil); err != nil {
-		return err
-	}
-	for _, sig := range terminationSignals {
-		if h.cs.forwarded(sig) {
-			continue
-		}
-		disposition := uint64(sigDFL)
-		if h.cs.ignored[sig] {
-			disposition = sigIGN
-		}
-		if err := setDisposition(sig, disposition); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (h *linuxHandOff) stopWatching() syscall.Signal { return h.watch.stop() }
-
-func (h *linuxHandOff) pendingTermination() syscall.Signal {
-	return pendingTermination(pendingSignals(), h.cs)
-}
-
-// restoreCallerState puts back the snapshot taken at process entry (or what
-// a build without it knows): ignores with SIGPIPE at its default, the file
-// limit, then the mask. It runs after the last check, so nothing the
-// launcher opens is counted against the caller's (possibly low) soft file
-// limit; only the standard-input dup2 onto descriptor 0 and the exec follow.
-func (h *linuxHandOff) restoreCallerState() error {
-	for sig := 1; sig <= 64; sig++ {
-		if h.cs.ignored[sig] && sig != int(unix.SIGPIPE) && sig != int(unix.SIGKILL) && sig != int(unix.SIGSTOP) {
-			// A signal the kernel will not let us ignore stays at the
-			// default; nothing better can be done for it.
-			_ = setDisposition(syscall.Signal(sig), sigIGN)
-		}
-	}
-	if err := setDisposition(unix.SIGPIPE, sigDFL); err != nil {
-		return err
-	}
-	if h.cs.nofile != nil {
-		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, h.cs.nofile, nil); err != nil {
-			return err
-		}
-	}
-	mask := unix.Sigset_t{}
-	mask.Val[0] = h.cs.mask
-	return unix.PthreadSigmask(unix.SIG_SETMASK, &mask, nil)
-}
-
-func (h *linuxHandOff) connectStdin() error { return becomeStdin(h.stdin) }
-
-func (h *linuxHandOff) lastCheck() error { return h.x.revalidate(h.wd) }
-
-// exec closes again a standard descriptor the caller left closed (the
-// runtime's /dev/null there is not the caller's; descriptor 0 stays when it
-// is the service's pipe), then executes.
-func (h *linuxHandOff) exec() error {
+// closeCallerClosedStd closes again a standard descriptor the caller left
+// closed (the runtime's /dev/null there is not the caller's; descriptor 0
+// stays when it is the service's pipe). Closing a descriptor the runtime
+// opened cannot fail in a way that matters: the command must not inherit
+// it either way.
+func closeCallerClosedStd(cs callerState, stdin *os.File) {
 	for fd := 0; fd < 3; fd++ {
-		if h.cs.closedStd&(1<<fd) != 0 && !(fd == 0 && h.stdin != nil) {
-			// Closing a descriptor the runtime opened cannot fail in a way
-			// that matters: the command must not inherit it either way.
-			_ = unix.Close(fd)
+		if cs.closedStd&(1<<fd) != 0 && !(fd == 0 && stdin != nil) {
+			unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 		}
 	}
-	runtimeBeforeExec()
-	var errno syscall.Errno
-	if h.x.script {
-		_, _, errno = unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(h.path)), uintptr(unsafe.Pointer(&h.argvp[0])), uintptr(unsafe.Pointer(&h.envp[0])))
-	} else {
-		_, _, errno = unix.RawSyscall6(unix.SYS_EXECVEAT, uintptr(h.x.fd), uintptr(unsafe.Pointer(h.path)), uintptr(unsafe.Pointer(&h.argvp[0])), uintptr(unsafe.Pointer(&h.envp[0])), unix.AT_EMPTY_PATH, 0)
+}
+
+// finishCallerSignals (step 6, raw system calls under the exec lock):
+// SIGPROF back to the caller's ignore or the default, the signals that were
+// pending at process entry queued again as they came (agentknock_rt0
+// dequeued them so that the runtime would not take them: one sent to the
+// thread, SI_TKILL, to this thread, the others to the process, with the
+// sender's siginfo), and the caller's mask on this thread. They are queued
+// after every ignore is set, because setting SIG_IGN discards a pending
+// signal, and stay pending: the caller blocks them and no thread takes them.
+func finishCallerSignals(cs callerState) {
+	prof := uint64(sigDFL)
+	if cs.ignored[unix.SIGPROF] {
+		prof = sigIGN
 	}
-	runtimeAfterExec()
-	runtime.KeepAlive(h.argvp)
-	runtime.KeepAlive(h.envp)
-	return execError(h.x, errno)
+	_ = setDisposition(unix.SIGPROF, prof)
+	pid := uintptr(unix.Getpid())
+	for i := range min(callerPendingCount, callerPendingSlots) {
+		info := &callerPending[i]
+		sig := uintptr(*(*int32)(unsafe.Pointer(&info[0])))
+		if *(*int32)(unsafe.Pointer(&info[8])) == siTkill {
+			unix.RawSyscall6(unix.SYS_RT_TGSIGQUEUEINFO, pid, pid, sig, uintptr(unsafe.Pointer(info)), 0, 0)
+		} else {
+			unix.RawSyscall(unix.SYS_RT_SIGQUEUEINFO, pid, sig, uintptr(unsafe.Pointer(info)))
+		}
+	}
+	mask := cs.mask
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 }
 
 func execError(x *executable, errno syscall.Errno) error {

@@ -329,3 +329,35 @@ func TestOpenFileLimitMessagesNameTheCheckedFigure(t *testing.T) {
 		t.Fatalf("the entry hook says %q; the checks ask %d and %d", hook, plainFigure, serviceFigure)
 	}
 }
+
+// runtimeUnblockedSet, which agentknock_rt0 dequeues at entry, is exactly
+// what this Go version's runtime unblocks on every thread: a Go program
+// started with every signal blocked (this test binary, from a caller that
+// blocks 1-64) keeps all the others blocked on each of its threads.
+func TestRuntimeUnblockedSet(t *testing.T) {
+	var all []string
+	for n := 1; n <= 64; n++ {
+		all = append(all, strconv.Itoa(n))
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK="+strings.Join(all, " "),
+		"AGENTKNOCK_TEST_EXEC="+os.Args[0], "AGENTKNOCK_TEST_ROLE_AFTER=sigblk")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(strings.ReplaceAll(string(out), "SigBlk:", ""))
+	if len(lines) < 5 {
+		t.Fatalf("the probe printed %q", out)
+	}
+	const never = 1<<(9-1) | 1<<(19-1) // SIGKILL and SIGSTOP cannot be blocked
+	for _, l := range lines {
+		blocked, err := strconv.ParseUint(l, 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unblocked := ^blocked &^ never; unblocked != runtimeUnblockedSet {
+			t.Errorf("a thread unblocks %016x; runtimeUnblockedSet is %016x", unblocked, runtimeUnblockedSet)
+		}
+	}
+}

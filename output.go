@@ -291,6 +291,7 @@ const (
 	failCommandChanged
 	failWorkdir
 	failHostUnsupported
+	failProcessLimit
 	failServiceStart
 	failExecFailed
 )
@@ -423,6 +424,8 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return []string{"Suggested action: Change to an existing directory, then run the command again."}
 	case failHostUnsupported:
 		return []string{"Suggested action: Run the command on a host that provides what the message above names (README, \"Platform requirements\")."}
+	case failProcessLimit:
+		return []string{"Suggested action: Raise the process limit in the shell that runs agentknock, then run the command again:", fix}
 	case failServiceStart:
 		return []string{"Suggested action: Check that the temporary directory (TMPDIR, else /tmp) is writable and has room, then run the command again."}
 	case failExecFailed:

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,6 +42,26 @@ func TestMain(m *testing.M) {
 	case "print":
 		fmt.Println(os.Getenv("AGENTKNOCK_TEST_PRINT"))
 		os.Exit(0)
+	case "sigblk":
+		// Start threads, then print every thread's mask.
+		for i := 0; i < 4; i++ {
+			go func() { runtime.LockOSThread(); time.Sleep(time.Hour) }()
+		}
+		time.Sleep(20 * time.Millisecond)
+		tasks, _ := os.ReadDir("/proc/self/task")
+		for _, task := range tasks {
+			data, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+			for _, line := range strings.Split(string(data), "\n") {
+				if strings.HasPrefix(line, "SigBlk:") {
+					fmt.Println(line)
+				}
+			}
+		}
+		os.Exit(0)
+	case "hog":
+		//lint:ignore SA5002 the role is to keep a core busy until killed
+		for {
+		}
 	}
 	dir, err := os.MkdirTemp("", "agentknock-test-")
 	if err != nil {
@@ -94,6 +115,9 @@ func becomeCaller() {
 		if !strings.HasPrefix(e, "AGENTKNOCK_TEST_ROLE=") {
 			env = append(env, e)
 		}
+	}
+	if role := os.Getenv("AGENTKNOCK_TEST_ROLE_AFTER"); role != "" {
+		env = append(env, "AGENTKNOCK_TEST_ROLE="+role) // what this binary execs is itself, in that role
 	}
 	panic(syscall.Exec(argv[0], argv, env))
 }
@@ -543,8 +567,9 @@ func TestBuildWithoutHookEndsOnIgnoredTermAndQuit(t *testing.T) {
 // Finding 3: a SIGINT that the caller blocks stays pending from the start
 // of the run to the command, as after a direct exec: sent during the wait,
 // or after approval while the launcher hashes a 256 MiB binary again. The
-// command is a padded grep, which leaves its mask alone, printing its own
-// signal state.
+// command is a padded grep, which leaves its mask alone; it reads a FIFO
+// (which the test opens only once the signal is sent) and then prints its
+// own signal state.
 func TestCallerBlockedSigintStaysPending(t *testing.T) {
 	grep, err := exec.LookPath("grep")
 	if err != nil {
@@ -552,67 +577,109 @@ func TestCallerBlockedSigintStaysPending(t *testing.T) {
 	}
 	big := filepath.Join(t.TempDir(), "grep")
 	paddedCopy(t, grep, big, 256<<20)
-	probe := []string{big, "-E", "^(SigPnd|ShdPnd|SigBlk)", "/proc/self/status"}
-	caller := func(argv ...string) []string {
-		return []string{"AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK=2", "AGENTKNOCK_TEST_EXEC=" + strings.Join(argv, "\x1f")}
-	}
-	field := func(out, name string) uint64 {
-		for _, line := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(line, name+":"); ok {
-				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				return n
-			}
-		}
-		t.Fatalf("no %s in %q", name, out)
-		return 0
-	}
 	sigint := sigBit(syscall.SIGINT)
-
-	direct := exec.Command(os.Args[0])
-	direct.Env = append(os.Environ(), caller(probe...)...)
-	out, err := direct.Output()
-	if err != nil || field(string(out), "SigBlk")&sigint == 0 {
-		t.Fatalf("the caller helper does not block SIGINT: %v %q", err, out)
-	}
-
 	for _, when := range []string{"waiting", "0ms", "50ms", "200ms"} {
 		t.Run(when, func(t *testing.T) {
-			approval := newApprovalDir(t)
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), append(caller(append([]string{testBinary, "-s", "x", "--"}, probe...)...), "AGENTKNOCK_TEST_APPROVAL="+string(approval))...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill() })
-			approval.waitRequest(t)
+			p := startBlockedProbe(t, big, "2")
+			p.approval.waitRequest(t)
 			inLauncher := false
 			if when == "waiting" {
-				cmd.Process.Signal(syscall.SIGINT)
+				p.cmd.Process.Signal(syscall.SIGINT)
 				time.Sleep(20 * time.Millisecond)
-				approval.approve(t, nil)
+				p.approval.approve(t, nil)
 				inLauncher = true
 			} else {
-				approval.approve(t, nil)
+				p.approval.approve(t, nil)
 				delay, _ := time.ParseDuration(when)
 				time.Sleep(delay)
-				exe, _ := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/exe")
-				inLauncher = exe == testBinary
-				cmd.Process.Signal(syscall.SIGINT)
+				inLauncher = p.inLauncher()
+				p.cmd.Process.Signal(syscall.SIGINT)
 			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("SIGINT %s: %v stdout %q stderr %q", when, err, stdout.String(), stderr.String())
-			}
-			pending := field(stdout.String(), "SigPnd") | field(stdout.String(), "ShdPnd")
-			if pending&sigint == 0 || field(stdout.String(), "SigBlk")&sigint == 0 {
-				t.Fatalf("SIGINT %s: the command's state %q; want SIGINT blocked and pending", when, stdout.String())
+			state := p.finish(t)
+			if (state["SigPnd"]|state["ShdPnd"])&sigint == 0 || state["SigBlk"]&sigint == 0 {
+				t.Fatalf("SIGINT %s: the command's state %v; want SIGINT blocked and pending", when, state)
 			}
 			if !inLauncher {
 				t.Logf("SIGINT %s reached the command itself, not the hand-off", when)
 			}
 		})
 	}
+}
+
+// blockedProbe is a launch from a caller that blocks the signals in
+// AGENTKNOCK_TEST_BLOCK, of grep reading a FIFO, then its own status.
+type blockedProbe struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	approval       approvalDir
+	fifo           string
+}
+
+func startBlockedProbe(t *testing.T, grep, block string, extraEnv ...string) *blockedProbe {
+	t.Helper()
+	p := &blockedProbe{approval: newApprovalDir(t), fifo: filepath.Join(t.TempDir(), "fifo")}
+	if err := unix.Mkfifo(p.fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{testBinary, "-s", "x", "--", grep, "-hE", "^(SigPnd|ShdPnd|SigBlk)", p.fifo, "/proc/self/status"}
+	p.cmd = exec.Command(os.Args[0])
+	p.cmd.Env = append(append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK="+block,
+		"AGENTKNOCK_TEST_EXEC="+strings.Join(argv, "\x1f"), "AGENTKNOCK_TEST_APPROVAL="+string(p.approval)), extraEnv...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	return p
+}
+
+func (p *blockedProbe) inLauncher() bool {
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/exe")
+	return exe == testBinary
+}
+
+// finish lets grep past the FIFO and returns the command's SigPnd, ShdPnd
+// and SigBlk; a launcher that ended instead fails the test.
+func (p *blockedProbe) finish(t *testing.T) map[string]uint64 {
+	t.Helper()
+	state, err := p.result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+func (p *blockedProbe) result() (map[string]uint64, error) {
+	// Opening blocks until grep opens the FIFO, unless the launcher died
+	// (then the open would block for ever: open non-blocking).
+	for {
+		w, err := os.OpenFile(p.fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w.Close()
+			break
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			return nil, err
+		}
+		if ended(p.cmd.Process.Pid) {
+			break // Wait reports how
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("%v stdout %q stderr %q", err, p.stdout.String(), p.stderr.String())
+	}
+	state := map[string]uint64{}
+	for _, line := range strings.Split(p.stdout.String(), "\n") {
+		if name, v, ok := strings.Cut(line, ":"); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			state[name] = n
+		}
+	}
+	if len(state) != 3 {
+		return nil, fmt.Errorf("no signal state from the command: stdout %q stderr %q", p.stdout.String(), p.stderr.String())
+	}
+	return state, nil
 }
 
 // Finding 4: a script replaced during the approval wait by a FIFO, by a
@@ -865,62 +932,94 @@ func TestCallerBlockedSigintAtRandomMoments(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("AGENTKNOCK_TEST_RUNS")); err == nil {
 		runs = n
 	}
-	// grep reads the FIFO first (until the test closes it, after the
-	// signal), then its own status.
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	argv := []string{testBinary, "-s", "x", "--", grep, "-hE", "^(SigPnd|ShdPnd)", fifo, "/proc/self/status"}
 	launched := 0
 	for i := 0; i < runs; i++ {
-		approval := newApprovalDir(t)
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK=2",
-			"AGENTKNOCK_TEST_EXEC="+strings.Join(argv, "\x1f"), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		approval.waitRequest(t)
-		approval.approve(t, nil)
+		p := startBlockedProbe(t, grep, "2")
+		p.approval.waitRequest(t)
+		p.approval.approve(t, nil)
 		time.Sleep(time.Duration(i%40) * 125 * time.Microsecond)
-		if exe, _ := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/exe"); exe == testBinary {
+		if p.inLauncher() {
 			launched++
 		}
-		cmd.Process.Signal(syscall.SIGINT)
-		// Opening blocks until grep opens the FIFO, unless the launcher
-		// died (then the open would block for ever: open non-blocking).
-		for {
-			w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-			if err == nil {
-				w.Close()
-				break
-			}
-			if cmd.ProcessState != nil || !errors.Is(err, syscall.ENXIO) {
-				t.Fatalf("run %d: %v", i, err)
-			}
-			if ended(cmd.Process.Pid) {
-				break // Wait reports how
-			}
-			time.Sleep(200 * time.Microsecond)
+		p.cmd.Process.Signal(syscall.SIGINT)
+		state, err := p.result()
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
 		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("run %d: %v stdout %q stderr %q", i, err, stdout.String(), stderr.String())
-		}
-		var pending uint64
-		for _, line := range strings.Split(stdout.String(), "\n") {
-			if _, v, ok := strings.Cut(line, ":"); ok {
-				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				pending |= n
-			}
-		}
-		if pending&sigBit(syscall.SIGINT) == 0 {
-			t.Fatalf("run %d: SIGINT is not pending in the command: %q", i, stdout.String())
+		if (state["SigPnd"]|state["ShdPnd"])&sigBit(syscall.SIGINT) == 0 {
+			t.Fatalf("run %d: SIGINT is not pending in the command: %v", i, state)
 		}
 	}
 	t.Logf("%d of %d signals were sent while the launcher still ran", launched, runs)
+}
+
+// Finding 8, the stress check (not part of the default run: it takes
+// minutes): AGENTKNOCK_STRESS_RUNS launches, from a caller that blocks
+// SIGINT, each sent a SIGINT at a random moment from 0 to 6 ms after the
+// approval, with every core kept busy by NumCPU+1 spinning processes and
+// 2*NumCPU launches at a time; the SIGINT must be pending in every
+// command. scripts/stress-signals runs it.
+func TestCallerBlockedSigintUnderLoad(t *testing.T) {
+	runs, err := strconv.Atoi(os.Getenv("AGENTKNOCK_STRESS_RUNS"))
+	if err != nil {
+		t.Skip("a stress check that takes minutes: set AGENTKNOCK_STRESS_RUNS (scripts/stress-signals)")
+	}
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= runtime.NumCPU(); i++ {
+		hog := exec.Command(os.Args[0])
+		hog.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=hog")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	var mu sync.Mutex
+	var done, lost, launched int
+	var losses []string
+	workers := 2 * runtime.NumCPU()
+	start := time.Now()
+	t.Run("launches", func(t *testing.T) {
+		for w := 0; w < workers; w++ {
+			t.Run(strconv.Itoa(w), func(t *testing.T) {
+				t.Parallel()
+				for {
+					mu.Lock()
+					if done == runs {
+						mu.Unlock()
+						return
+					}
+					done++
+					run := done
+					mu.Unlock()
+					p := startBlockedProbe(t, grep, "2")
+					p.approval.waitRequest(t)
+					p.approval.approve(t, nil)
+					time.Sleep(time.Duration(rand.Int64N(int64(6 * time.Millisecond))))
+					inLauncher := p.inLauncher()
+					p.cmd.Process.Signal(syscall.SIGINT)
+					state, err := p.result()
+					mu.Lock()
+					if inLauncher {
+						launched++
+					}
+					if err != nil || (state["SigPnd"]|state["ShdPnd"])&sigBit(syscall.SIGINT) == 0 {
+						lost++
+						losses = append(losses, fmt.Sprintf("run %d: %v %v", run, state, err))
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	})
+	var load []byte
+	load, _ = os.ReadFile("/proc/loadavg")
+	t.Logf("%d launches in %v, %d lost, %d sent while the launcher still ran; load %s", runs, time.Since(start).Round(time.Second), lost, launched, strings.TrimSpace(string(load)))
+	if lost > 0 {
+		t.Fatalf("%d of %d SIGINTs were not pending in the command: %s", lost, runs, strings.Join(losses, "; "))
+	}
 }
 
 // The arm64 forwarding handler (agentknock_forward in entry_linux_arm64.s)
@@ -1261,4 +1360,212 @@ func BenchmarkInspectHash(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportMetric(float64(stream)/float64(plain), "x-sha256")
+}
+
+// Finding 2: a signal the caller blocked and that is already pending when
+// agentknock starts stays pending for the command, in the process's queue,
+// as after a direct exec: for the termination signals (which the runtime
+// would take at once and die of, silently) and for SIGCHLD and SIGURG
+// (which it would take and discard). The caller is a perl one-liner,
+// single-threaded, so that its kill leaves the signal process-pending.
+func TestSignalsPendingAtStartStayPending(t *testing.T) {
+	perl, err := exec.LookPath("perl")
+	if err != nil {
+		t.Skip("needs perl for a single-threaded caller that blocks and raises a signal")
+	}
+	grep, _ := exec.LookPath("grep")
+	probe := []string{grep, "-E", "^(ShdPnd|SigBlk)", "/proc/self/status"}
+	caller := func(sig syscall.Signal, argv ...string) *exec.Cmd {
+		script := fmt.Sprintf(`use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(%d)) or die; kill %d, $$; exec @ARGV or die`, sig, sig)
+		return exec.Command(perl, append([]string{"-e", script}, argv...)...)
+	}
+	field := func(out, name string) uint64 {
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				return n
+			}
+		}
+		return 0
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD, syscall.SIGURG} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			bit := sigBit(sig)
+			out, err := caller(sig, probe...).Output()
+			if err != nil || field(string(out), "ShdPnd")&bit == 0 {
+				t.Fatalf("a direct exec does not keep %v pending: %v %q", sig, err, out)
+			}
+			approval := newApprovalDir(t)
+			cmd := caller(sig, append([]string{testBinary, "-s", "x", "--"}, probe...)...)
+			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			requested := make(chan struct{})
+			go func() {
+				for {
+					if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+						close(requested)
+						return
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			}()
+			select {
+			case err := <-ended:
+				t.Fatalf("the launcher ended before asking: %v stdout %q stderr %q", err, stdout.String(), stderr.String())
+			case <-requested:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the launcher never asked for approval")
+			}
+			approval.approve(t, nil)
+			if err := <-ended; err != nil {
+				t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+			}
+			if field(stdout.String(), "ShdPnd")&bit == 0 || field(stdout.String(), "SigBlk")&bit == 0 {
+				t.Fatalf("the command's state %q; want %v blocked and pending in the process's queue, as after a direct exec %q", stdout.String(), sig, out)
+			}
+		})
+	}
+}
+
+// Finding 3: a SIGINT or SIGTERM during the last hash (of a 256 MiB
+// binary) ends the run with the one line that says why the command did
+// not run, and the signal's exit status; the command never starts.
+func TestTerminationDuringTheLastHashIsReported(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "true")
+	truePath, _ := exec.LookPath("true")
+	paddedCopy(t, truePath, big, 256<<20)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			for attempt := 0; ; attempt++ {
+				l := startLaunch(t, t.TempDir(), nil, "-s", "x", "--", big)
+				l.approval.waitRequest(t)
+				l.approval.approve(t, nil)
+				time.Sleep(10 * time.Millisecond)
+				exe, _ := os.Readlink("/proc/" + strconv.Itoa(l.cmd.Process.Pid) + "/exe")
+				l.cmd.Process.Signal(sig)
+				status := l.wait(t)
+				if exe != testBinary {
+					if attempt == 5 {
+						t.Fatal("the launcher never still ran 10 ms after the approval")
+					}
+					continue
+				}
+				want := "interrupted by " + unix.SignalName(sig)
+				if status != 128+int(sig) || !strings.Contains(l.stderr.String(), want) {
+					t.Fatalf("status %d stderr %q; want %d and a line with %q", status, l.stderr.String(), 128+int(sig), want)
+				}
+				return
+			}
+		})
+	}
+}
+
+// Finding 1: a process limit (ulimit -u, set by the caller's shell) too
+// low for the threads and processes the run needs stops the run before the
+// request, with the limit to set; at the measured need plus the margin the
+// same runs start. As root the limit does not apply, so the test then runs
+// the shell as nobody.
+func TestProcessLimitStopsBeforeTheRequest(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("needs bash for ulimit -u")
+	}
+	dir := t.TempDir()
+	var attr *syscall.SysProcAttr
+	uid := os.Getuid()
+	if os.Geteuid() == 0 {
+		dir = unprivilegedDir(t, "agentknock-nproc-")
+		attr = nobody
+		uid = int(nobody.Credential.Uid)
+	}
+	// A run that must start gets two more, for a task of the last case (the
+	// service ends a moment after its command) that others missed.
+	slack := func(runs bool) int {
+		if runs {
+			return 2
+		}
+		return 0
+	}
+	// The limit counts the user's other tasks too: each case's limit is
+	// set above those (none for nobody once the last case's have ended).
+	others := func() int {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n := max(userTasks(uid), 0)
+			if n == 0 || uid == os.Getuid() || time.Now().After(deadline) {
+				return n
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	cases := []struct {
+		limit int
+		args  string
+		runs  bool
+	}{
+		{7, "", false}, // the issue's example: approved, then "fatal error: newosproc"
+		{11, "--no-ssh-agent --no-git-sign", false}, // no service, one short
+		{14, "--stdin demo TOKEN", false},           // approved, then the service could not start
+		{12, "--no-ssh-agent --no-git-sign", true},  // no service
+		{20, "--stdin demo TOKEN", true},            // with the service
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%d %s", c.limit, c.args), func(t *testing.T) {
+			d, err := os.MkdirTemp(dir, "approval-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(d, 0o777)
+			approval := approvalDir(d)
+			cmd := exec.Command(bash, "-c", fmt.Sprintf("ulimit -u %d && exec %s -s demo %s -- /bin/echo ran", c.limit+others()+slack(c.runs), testBinary, c.args))
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "HOME="+dir, "GOMAXPROCS=8")
+			cmd.SysProcAttr = attr
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			if c.runs {
+				for {
+					if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+						break
+					}
+					select {
+					case err := <-ended:
+						t.Fatalf("the launcher ended before asking: %v stdout %q stderr %q", err, stdout.String(), stderr.String())
+					case <-time.After(2 * time.Millisecond):
+					}
+				}
+				approval.respond(t, testApprovalReply{Secrets: map[string]map[string]string{"demo": {"TOKEN": "v"}}})
+				if err := <-ended; err != nil || stdout.String() != "ran\n" {
+					t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+				}
+				return
+			}
+			select {
+			case err = <-ended:
+			case <-time.After(time.Minute):
+				t.Fatal("the launcher neither stopped nor ran")
+			}
+			if _, statErr := os.Stat(filepath.Join(string(approval), "request.json")); statErr == nil {
+				t.Fatal("the request was sent")
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
+				!strings.Contains(stderr.String(), "the process limit (ulimit -u") ||
+				!strings.Contains(stderr.String(), "did not contact the device") || !strings.Contains(stderr.String(), "Suggested action: Raise the process limit") {
+				t.Fatalf("%v stderr %q; want status 1, the limit, and the suggested action", err, stderr.String())
+			}
+		})
+	}
 }
