@@ -90,6 +90,10 @@ func (e *effects) merge(o effects) {
 }
 
 func appendNew(list []string, add ...string) []string {
+	if len(list) == 0 {
+		// Shared with the table, clipped so that an append copies.
+		return slices.Clip(add)
+	}
 	for _, a := range add {
 		if !slices.Contains(list, a) {
 			list = append(list, a)
@@ -647,4 +651,34 @@ func (p *tableParser) finishProgram(prog *program) {
 		}
 	}
 	walk(&prog.node)
+}
+
+// coverage counts what the tables describe: programs (tables), program
+// names, and read-only entries (a program, subcommand or form whose
+// class or effect is read-only, and options that make a form read-only),
+// for the README and the package doc.
+func (c *catalog) coverage() (programs, names, readOnly int) {
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.class == ClassReadOnly || n.eff.readOnly {
+			readOnly++
+		}
+		for _, f := range n.forms {
+			if f.eff.readOnly {
+				readOnly++
+			}
+		}
+		for _, o := range n.opts {
+			if o.eff.readOnly {
+				readOnly++
+			}
+		}
+		for _, s := range n.subs {
+			walk(s)
+		}
+	}
+	for _, p := range c.programs {
+		walk(&p.node)
+	}
+	return len(c.programs), len(c.byName), readOnly
 }
