@@ -645,11 +645,6 @@ func (m *match) codeByOption() bool {
 	})
 }
 
-func firstFitting(forms []*operandForm, words []word, ops []int) *operandForm {
-	f, _ := firstFittingKinds(forms, words, ops)
-	return f
-}
-
 func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandForm, []kind) {
 	for _, f := range forms {
 		if fits(f, words, ops, nil) {
@@ -718,13 +713,6 @@ func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
 		}
 	}
 	return j == len(ops)
-}
-
-func (m *match) operandsMatched(n *node, words []word, ops []int, base int, f *operandForm) {
-	if f == nil {
-		return
-	}
-	m.operandsMatchedKinds(n, words, ops, base, f, fitOperands(f, words, ops))
 }
 
 func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int, f *operandForm, kinds []kind) {
