@@ -595,6 +595,12 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			case m.eff.runs || len(m.eff.readsCode) > 0:
 				w.recordWrite(v.w.val, line, "built")
 			}
+			if m.eff.meta {
+				// chmod, chown, touch -d: the file's mode or times, not
+				// its content (no write, then run).
+				w.checkWritePath("changes the mode or times of", v.w.val, v.w.fixed, v.w.shown, line)
+				break
+			}
 			w.checkWritePath("writes", v.w.val, v.w.fixed, v.w.shown, line)
 			if v.w.fixed && w.stdinTaint(c.in) != "" {
 				w.tainted[w.resolve(v.w.val)] = true
@@ -609,6 +615,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				}
 				if m.eff.deletes {
 					w.checkWritePath("deletes", v.w.val, true, v.w.shown, line)
+				} else if m.eff.meta && v.opt == "" {
+					w.checkWritePath("changes the mode or times of", v.w.val, true, v.w.shown, line)
 				} else if m.optWrites && v.opt == "" {
 					w.checkWritePath("changes", v.w.val, true, v.w.shown, line)
 				} else if m.eff.writes && v.opt == "" {

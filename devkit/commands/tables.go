@@ -58,7 +58,7 @@ func (k kind) String() string {
 // effects is what a table line says a use does.
 type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
-	runs, readsStdin, envDump, loads, noArgv, asArgv         bool
+	runs, readsStdin, envDump, loads, noArgv, asArgv, meta   bool
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
@@ -80,6 +80,7 @@ func (e *effects) merge(o effects) {
 	e.loads = e.loads || o.loads
 	e.noArgv = e.noArgv || o.noArgv
 	e.asArgv = e.asArgv || o.asArgv
+	e.meta = e.meta || o.meta
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
@@ -391,6 +392,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.noArgv = true
 		case a == "as-argv":
 			e.asArgv = true
+		case a == "metadata":
+			e.meta = true
 		case a == "whole" && wholeAllowed:
 		case hasVal && key == "reads-code":
 			files := strings.Split(val, ",")
@@ -606,7 +609,7 @@ func (p *tableParser) form(n *node, args []string) {
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "deletes", "net", "sends-stdin",
-		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "whole":
+		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
