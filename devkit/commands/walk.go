@@ -17,7 +17,6 @@ import (
 	"hash/maphash"
 	"path"
 	"strings"
-	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -35,7 +34,7 @@ type walker struct {
 	lang     syntax.LangVariant
 	dash     bool // the shell is dash or ash: arithmetic never evaluates a value as code
 	wd, cwd  string
-	deadline time.Time
+	deadline deadline
 	standIn  byte // stands for CR in the parsed text
 	stopped  string
 	nodes    int
@@ -90,7 +89,7 @@ type netUse struct {
 	readsStdin bool
 }
 
-func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline time.Time, standIn byte, size int) *walker {
+func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
 		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
@@ -213,7 +212,7 @@ func (w *walker) tick() bool {
 		return false
 	}
 	w.nodes++
-	if w.nodes%256 == 0 && time.Now().After(w.deadline) {
+	if w.nodes%256 == 0 && w.deadline.passed() {
 		w.stopped = "the device stopped explaining after its time budget"
 		return false
 	}
