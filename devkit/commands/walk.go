@@ -75,6 +75,7 @@ type walker struct {
 	// For the class: constructs the read-only rule refuses in a script.
 	computes string // the first assignment, expansion or arithmetic, shown
 
+	numeric     map[string]bool // variables the script set to a literal number
 	unbound     *unboundList
 	viaPathSeen map[string]bool
 	matches     map[uint64][]cachedMatch // matchCached
@@ -94,7 +95,7 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
 		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
@@ -418,11 +419,20 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			}
 			w.emit(depth, prefix+head+tail+":")
 			taint := ""
+			numbers := l.InPos.IsValid()
 			for _, it := range l.Items {
 				taint = cmp.Or(w.word(it, depth, line), taint)
+				if v, ok := fixedWord(it); !ok || !isNumber(v) {
+					numbers = false
+				}
 			}
 			if taint != "" {
 				w.secretVars[l.Name.Value] = true
+			}
+			if numbers {
+				w.numeric[l.Name.Value] = true
+			} else {
+				delete(w.numeric, l.Name.Value)
 			}
 		case *syntax.CStyleLoop:
 			w.emit(depth, prefix+head+" "+w.show(l)+tail+":")
@@ -996,14 +1006,24 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 	found := ""
 	syntax.Walk(x, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.BinaryArithm:
+			// NAME = EXPR sets NAME to a number without reading it.
+			if n.Op == syntax.Assgn {
+				if wd, ok := n.X.(*syntax.Word); ok {
+					if v, fixed := fixedWord(wd); fixed && isVarName(v) {
+						w.numeric[v] = true
+					}
+				}
+			}
 		case *syntax.ParamExp:
-			if n.Param != nil {
-				found = "$" + n.Param.Value
-			} else {
+			switch {
+			case n.Param == nil:
 				found = "an expansion"
+			case !w.numeric[n.Param.Value] || n.Index != nil || n.Exp != nil || n.Repl != nil || n.Slice != nil:
+				found = "$" + n.Param.Value
 			}
 		case *syntax.Lit:
-			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') {
+			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') && !w.numeric[v] {
 				found = v
 			}
 		case *syntax.CmdSubst:
@@ -1199,6 +1219,17 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 		value, fixed = w.value(a.Value)
 	}
 	w.envAssign(name, value, fixed, line)
+	// A variable the script gave a number it wrote holds a number:
+	// arithmetic on it evaluates nothing else.
+	arith := a.Value != nil && len(a.Value.Parts) == 1
+	if arith {
+		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
+	}
+	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith) {
+		w.numeric[name] = true
+	} else {
+		delete(w.numeric, name)
+	}
 	if _, ok := w.envSecrets[name]; ok {
 		w.mark(SeverityExposes, line, true, "sets secret variable %s", w.display(name))
 	}
