@@ -470,11 +470,14 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			w.funcs[n.Value] = c.Body
 		}
 		w.emit(depth, prefix+"define function "+w.display(name)+tail+", which runs when called:")
-		saved := w.cwd
+		// The body runs when called, with the variables of that time: no
+		// variable is known to hold a number in it.
+		saved, savedNumeric := w.cwd, w.numeric
+		w.numeric = map[string]bool{}
 		w.inFunc[name] = true
 		w.stmt(c.Body, depth+1, "", in)
 		delete(w.inFunc, name)
-		w.cwd = saved
+		w.cwd, w.numeric = saved, savedNumeric
 	case *syntax.ArithmCmd:
 		w.emit(depth, prefix+w.show(c)+tail)
 		w.computed(line, w.show(c))
