@@ -396,11 +396,13 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			kw = "until"
 		}
 		w.emit(depth, prefix+kw+tail+":")
+		w.loopUnnumber(c)
 		// The condition (read ...) takes the loop's input each round.
 		w.stmts(c.Cond, depth+1, in)
 		w.emit(depth, "repeat:")
 		out = w.stmts(c.Do, depth+1, in)
 	case *syntax.ForClause:
+		w.loopUnnumber(c)
 		head := "for"
 		if c.Select {
 			head = "select"
@@ -846,6 +848,44 @@ func plainChars(s string) bool {
 		}
 	}
 	return true
+}
+
+// loopUnnumber: a loop's body runs again after its own assignments, so a
+// variable it sets to anything but a number no longer holds one anywhere
+// in the loop.
+func (w *walker) loopUnnumber(loop syntax.Node) {
+	if len(w.numeric) == 0 {
+		return
+	}
+	syntax.Walk(loop, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name == nil {
+				return true
+			}
+			numeric := false
+			if n.Value != nil && n.Index == nil && n.Array == nil && !n.Append {
+				if v, ok := fixedWord(n.Value); ok {
+					numeric = isNumber(v)
+				} else if len(n.Value.Parts) == 1 {
+					_, numeric = n.Value.Parts[0].(*syntax.ArithmExp)
+				}
+			}
+			if !numeric {
+				delete(w.numeric, n.Name.Value)
+			}
+		case *syntax.CallExpr:
+			// read NAME, mapfile NAME, printf -v NAME: set by the input.
+			for _, a := range n.Args {
+				if v, ok := fixedWord(a); ok {
+					delete(w.numeric, v)
+				}
+			}
+		case *syntax.WordIter:
+			delete(w.numeric, n.Name.Value)
+		}
+		return true
+	})
 }
 
 // computed notes the first construct that computes a value at run time
