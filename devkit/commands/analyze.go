@@ -72,7 +72,6 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 		if r.ScriptMode {
 			z.shebangUnbound(w, s)
 		}
-		w.shellStartup(s.Shell, s.Options)
 		for i, o := range s.Options {
 			if o == "-x" || (strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--") && strings.ContainsRune(o, 'x')) ||
 				(o == "xtrace" && i > 0 && strings.ContainsRune(s.Options[i-1], 'o')) {
@@ -80,6 +79,9 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 			}
 		}
 		w.unit(text, 0, 0, flow{stdin: true})
+		// What the shell reads before the script, listed after what the
+		// script runs.
+		w.shellStartup(s.Shell, s.Options)
 	case src.note != "":
 		w = newWalker(z, z.cat, a, 0, r.Dir, r.Secrets, deadline, 0, 0)
 		if shell != "" {

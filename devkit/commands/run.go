@@ -363,7 +363,7 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 		}
 	}
 	s, note, stdin := shellArgs(sh, vals)
-	w.shellStartup(sh, vals)
+	defer w.shellStartup(sh, vals) // listed after what the shell runs
 	if s != nil {
 		k := i + 1 + len(s.Options)
 		for k < end && !(c.ws[k].fixed && c.ws[k].val == s.Text) {
