@@ -20,7 +20,7 @@ var t1Programs = strings.Fields(`
 	link unlink touch chmod chown chgrp install mktemp readlink realpath
 	basename dirname pwd seq yes date sleep id whoami logname arch nproc
 	groups uname hostname tee split csplit shuf truncate expand unexpand
-	numfmt factor tsort ptx printenv tty users who sync dircolors
+	numfmt factor tsort ptx printenv tty users who sync dircolors dd
 	grep egrep fgrep rg ag sed awk gawk mawk nawk jq yq diff cmp diff3 sdiff
 	patch less more man column iconv xxd hexdump hd
 	find locate plocate mlocate tree file which whereis whatis apropos namei
@@ -95,7 +95,6 @@ func TestT1TablesLeaveOut(t *testing.T) {
 		"patch":    "-e --ed -g --get",
 		"less":     "-k --lesskey-file --lesskey-src",
 		"man":      "-P --pager -H --html -X --gxditview -C --config-file -p --preprocessor -r --prompt",
-		"find":     "-fprintf",
 		"tree":     "-R",
 		"file":     "-z -Z --uncompress -S --no-sandbox -C --compile",
 		"nm":       "--plugin",
@@ -144,6 +143,13 @@ func TestT1TablesDescribe(t *testing.T) {
 		{"find -execdir takes an argv", func() bool { return valueKind(opt("find", "-execdir")) == "argv..." }},
 		{"find -ok takes an argv", func() bool { return valueKind(opt("find", "-ok")) == "argv..." }},
 		{"find -fprint writes a file", func() bool { o := opt("find", "-fprint"); return valueKind(o) == "out" && o.eff.writes }},
+		{"find -fprintf writes a file", func() bool {
+			o := opt("find", "-fprintf")
+			return valueKind(o) == "out" && o.eff.writes && len(o.more) == 1
+		}},
+		{"dd of= writes a file", func() bool { o := opt("dd", "of="); return valueKind(o) == "out" && o.eff.writes }},
+		{"dd if= reads a file", func() bool { return valueKind(opt("dd", "if=")) == "file" }},
+		{"jq --arg takes a name and a value", func() bool { o := opt("jq", "--arg"); return o != nil && len(o.more) == 1 }},
 		{"sed -i writes", func() bool { o := opt("sed", "--in-place"); return o != nil && o.eff.writes }},
 		{"sed -e is sed code", func() bool { return valueKind(opt("sed", "-e")) == "code:sed" }},
 		{"sed -f runs a script the device does not read", func() bool { o := opt("sed", "-f"); return o != nil && o.eff.runs }},
@@ -162,7 +168,19 @@ func TestT1TablesDescribe(t *testing.T) {
 		{"mv deletes its sources and writes", func() bool { e := t1Program(t, c, "mv").eff; return e.deletes && e.writes }},
 		{"tee writes", func() bool { return t1Program(t, c, "tee").eff.writes }},
 		{"patch writes", func() bool { return t1Program(t, c, "patch").eff.writes }},
-		{"printenv dumps the environment", func() bool { return t1Program(t, c, "printenv").eff.envDump }},
+		{"printenv alone dumps the environment", func() bool {
+			p := t1Program(t, c, "printenv")
+			return slices.ContainsFunc(p.forms, func(f *formEntry) bool { return f.whole && len(f.words) == 0 && f.eff.envDump })
+		}},
+		{"binutils refuse an @FILE of further options", func() bool {
+			for _, name := range strings.Fields("strings nm objdump readelf size") {
+				p := t1Program(t, c, name)
+				if len(p.operands) == 0 || !slices.Contains(p.operands[0].eff.checks, "no-response-file") {
+					return false
+				}
+			}
+			return true
+		}},
 		{"less runs what the device cannot see", func() bool { return t1Program(t, c, "less").eff.runs }},
 		{"more runs what the device cannot see", func() bool { return t1Program(t, c, "more").eff.runs }},
 		{"man runs its pager", func() bool { return t1Program(t, c, "man").eff.runs }},
@@ -196,7 +214,7 @@ func TestT1TablesReadOnly(t *testing.T) {
 		rev od base64 base32 basenc md5sum sha256sum b2sum cksum sum stat du df
 		readlink realpath basename dirname pwd seq yes date sleep id whoami
 		groups uname hostname nproc arch logname tty users who dircolors
-		expand unexpand numfmt factor tsort ptx shuf printenv
+		expand unexpand numfmt factor tsort ptx shuf printenv dd
 		grep egrep fgrep rg ag sed awk jq yq diff cmp diff3 sdiff column iconv
 		xxd hexdump find locate tree file which whereis whatis namei strings nm
 		objdump readelf size fd shasum getfacl lsattr ps pgrep pidof free
@@ -237,7 +255,6 @@ type t1Case struct {
 	names  string   // t1Refused: the reason names this
 	sev    Severity // t1Marked: the least severity of the mark
 	secret bool     // the secret API_TOKEN is delivered
-	check  string   // the case needs this named check (checks.go)
 }
 
 // t1Cases are scripts in our own words, per program: a benign use and,
@@ -291,7 +308,7 @@ var t1Cases = []t1Case{
 	{prog: "yes", script: "yes | head -n 3", ro: true},
 	{prog: "date", script: "date -u +%Y-%m-%dT%H:%M:%SZ", ro: true},
 	{prog: "date", script: "date --set='2001-02-03 04:05'", want: t1Refused, names: "--set"},
-	{prog: "date", script: "date 020304052001", want: t1Refused, names: "020304052001", check: "date-operand"},
+	{prog: "date", script: "date 020304052001", want: t1Refused, names: "020304052001"},
 	{prog: "sleep", script: "sleep 0.5", ro: true},
 	{prog: "id", script: "id -un", ro: true},
 	{prog: "whoami", script: "whoami", ro: true},
@@ -316,6 +333,12 @@ var t1Cases = []t1Case{
 	{prog: "shuf", script: "shuf -n 1 notes.txt", ro: true},
 	{prog: "shuf", script: "shuf -o shuffled.txt notes.txt", want: t1Changes},
 	{prog: "printenv", script: "printenv", want: t1SecretShown, secret: true},
+	{prog: "printenv", script: "printenv -0", want: t1SecretShown, secret: true},
+	{prog: "printenv", script: "printenv HOME LANG", ro: true, secret: true},
+	{prog: "dd", script: "dd if=data.bin bs=1M count=1 status=none | sha256sum", ro: true},
+	{prog: "dd", script: "dd if=data.bin of=copy.bin bs=4k conv=fsync", want: t1Changes},
+	{prog: "dd", script: "dd if=/dev/zero of=~/.ssh/authorized_keys count=1", want: t1Marked, sev: SeverityWrites},
+	{prog: "dd", script: "dd if=data.bin ofx=copy.bin", want: t1Refused, names: "ofx=copy.bin"},
 	// coreutils: writing and deleting
 	{prog: "mkdir", script: "mkdir -p build/out", want: t1Changes},
 	{prog: "rmdir", script: "rmdir build/out", want: t1Changes},
@@ -367,6 +390,7 @@ var t1Cases = []t1Case{
 	{prog: "jq", script: "jq -r '.name' package.json"},
 	{prog: "jq", script: "jq -n 'env'", want: t1SecretShown, secret: true},
 	{prog: "jq", script: `jq -L ./mods -n 'import "m" as m; 1'`, want: t1Refused, names: "-L"},
+	{prog: "jq", script: `jq -n --arg v "$HOME" --rawfile notes notes.txt '{home: $v, notes: $notes}'`},
 	{prog: "yq", script: "yq '.services' compose.yaml"},
 	{prog: "yq", script: `yq -i '.version = "2"' chart.yaml`, want: t1Changes},
 	// text: comparing and patching
@@ -402,7 +426,10 @@ var t1Cases = []t1Case{
 	{prog: "find", script: `find . -maxdepth 0 -exec sh -i \;`, want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "find", script: "find build -name '*.o' -delete", want: t1Changes},
 	{prog: "find", script: "find . -type f -fprint files.txt", want: t1Changes},
-	{prog: "find", script: "find . -fprintf out.txt '%p'", want: t1Refused, names: "-fprintf"},
+	{prog: "find", script: "find . -fprintf out.txt '%p\\n'", want: t1Changes},
+	{prog: "find", script: "find . \\( -name '*.o' -o -name '*.a' \\) -print", ro: true},
+	{prog: "find", script: "find . ! -name '*.go' -type f", ro: true},
+	{prog: "find", script: "find . -name x -fprintf", want: t1Refused, names: "-fprintf"},
 	{prog: "locate", script: "locate -i -l 5 sshd_config", ro: true},
 	{prog: "tree", script: "tree -L 2 -I node_modules", ro: true},
 	{prog: "tree", script: "tree -R -L 1 -H .", want: t1Refused, names: "-R"},
@@ -415,6 +442,7 @@ var t1Cases = []t1Case{
 	{prog: "apropos", script: "apropos -s 1 copy", ro: true},
 	{prog: "namei", script: "namei -l src/main.go", ro: true},
 	{prog: "strings", script: "strings -n 8 app.bin", ro: true},
+	{prog: "strings", script: "strings @opts.txt app.bin", want: t1Refused, names: "@opts.txt"},
 	{prog: "nm", script: "nm -D --defined-only lib.so", ro: true},
 	{prog: "nm", script: "nm --plugin ./evil.so app.o", want: t1Refused, names: "--plugin"},
 	{prog: "objdump", script: "objdump -d -M intel app.bin", ro: true},
@@ -477,11 +505,6 @@ func TestT1Analyze(t *testing.T) {
 	}
 	for _, c := range t1Cases {
 		t.Run(c.prog+"/"+c.script, func(t *testing.T) {
-			if c.check != "" {
-				if _, ok := checks[c.check]; !ok {
-					t.Skipf("engine: no check=%s yet (asked in the t1 notes for the core)", c.check)
-				}
-			}
 			r := Request{Argv: []string{"sh", "-c", c.script}, Executable: "/bin/sh", Dir: "/home/dev/project"}
 			if c.secret {
 				r.Secrets = []Secret{{Name: "api-token", Env: "API_TOKEN"}}
@@ -504,6 +527,9 @@ func t1Expect(t *testing.T, c t1Case, a *Analysis) {
 		for _, f := range a.Marks {
 			b.WriteString("\n  mark: " + f.Text)
 		}
+		for _, f := range a.Runs {
+			b.WriteString("\n  runs: " + f.Text)
+		}
 		return b.String()
 	}
 	switch c.want {
@@ -524,7 +550,8 @@ func t1Expect(t *testing.T, c t1Case, a *Analysis) {
 			t.Errorf("want not understood, a reason naming %s; got %s", c.names, describe())
 		}
 	case t1Marked:
-		if a.Understood && !hasMark(func(f Finding) bool { return f.Severity >= c.sev }) {
+		runs := c.sev <= SeverityRunsUnseen && len(a.Runs) > 0
+		if a.Understood && !runs && !hasMark(func(f Finding) bool { return f.Severity >= c.sev }) {
 			t.Errorf("want not understood or a mark of severity >= %d; got %s", c.sev, describe())
 		}
 		if a.Class == ClassReadOnly {
