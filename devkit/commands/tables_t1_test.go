@@ -255,6 +255,7 @@ type t1Case struct {
 	names  string   // t1Refused: the reason names this
 	sev    Severity // t1Marked: the least severity of the mark
 	secret bool     // the secret API_TOKEN is delivered
+	bash   bool     // the script is bash's (here-strings), not sh's
 }
 
 // t1Cases are scripts in our own words, per program: a benign use and,
@@ -267,6 +268,7 @@ var t1Cases = []t1Case{
 	{prog: "dir", script: "dir src", ro: true},
 	{prog: "cat", script: "cat -n notes.txt", ro: true},
 	{prog: "cat", script: "cat --number-everything notes.txt", want: t1Refused, names: "--number-everything"},
+	{prog: "cat", script: "cat /proc/self/environ", want: t1SecretShown, secret: true},
 	{prog: "head", script: "head -n 20 notes.txt", ro: true},
 	{prog: "head", script: "head -5 notes.txt", ro: true},
 	{prog: "tail", script: "tail -n +2 data.csv", ro: true},
@@ -367,6 +369,7 @@ var t1Cases = []t1Case{
 	{prog: "grep", script: "grep -rn TODO src", ro: true},
 	{prog: "grep", script: "grep -E -c 'err(or)?' notes.txt", ro: true},
 	{prog: "grep", script: "grep --frobnicate x notes.txt", want: t1Refused, names: "--frobnicate"},
+	{prog: "grep", script: "grep -e BEGIN ~/.ssh/id_ed25519", want: t1SecretShown, secret: true},
 	{prog: "egrep", script: "egrep -i warn app.log", ro: true},
 	{prog: "fgrep", script: "fgrep -x done notes.txt", ro: true},
 	{prog: "rg", script: "rg -n --hidden -g '*.go' TODO src", ro: true},
@@ -381,12 +384,15 @@ var t1Cases = []t1Case{
 	{prog: "sed", script: "sed -n '1e id' notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "sed", script: "sed 's/.*/uname -a/e' notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "sed", script: "sed -f edits.sed notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
-	{prog: "sed", script: `sed -n 'w leak.txt' <<<"$API_TOKEN"`, want: t1SecretShown, secret: true},
+	{prog: "sed", script: `sed -n 'w leak.txt' <<<"$API_TOKEN"`, want: t1SecretShown, secret: true, bash: true},
+	{prog: "sed", script: "sed -e '1e id' notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
+	{prog: "sed", script: "sed -n 'r /proc/self/environ' notes.txt", want: t1SecretShown, secret: true},
 	{prog: "awk", script: "awk -F, '{print $2}' data.csv"},
 	{prog: "awk", script: `awk 'BEGIN { system("id") }'`, want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "awk", script: `awk '{ print | "sh" }' notes.txt`, want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "awk", script: "awk -f report.awk data.csv", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "gawk", script: "gawk --load ./ext.so 'BEGIN { }'", want: t1Refused, names: "--load"},
+	{prog: "gawk", script: `gawk 'BEGIN { print ENVIRON["API_TOKEN"] }'`, want: t1SecretShown, secret: true},
 	{prog: "jq", script: "jq -r '.name' package.json"},
 	{prog: "jq", script: "jq -n 'env'", want: t1SecretShown, secret: true},
 	{prog: "jq", script: `jq -L ./mods -n 'import "m" as m; 1'`, want: t1Refused, names: "-L"},
@@ -506,6 +512,9 @@ func TestT1Analyze(t *testing.T) {
 	for _, c := range t1Cases {
 		t.Run(c.prog+"/"+c.script, func(t *testing.T) {
 			r := Request{Argv: []string{"sh", "-c", c.script}, Executable: "/bin/sh", Dir: "/home/dev/project"}
+			if c.bash {
+				r.Argv[0], r.Executable = "bash", "/bin/bash"
+			}
 			if c.secret {
 				r.Secrets = []Secret{{Name: "api-token", Env: "API_TOKEN"}}
 			}
