@@ -336,7 +336,7 @@ var t1Cases = []t1Case{
 	{prog: "shuf", script: "shuf -o shuffled.txt notes.txt", want: t1Changes},
 	{prog: "printenv", script: "printenv", want: t1SecretShown, secret: true},
 	{prog: "printenv", script: "printenv -0", want: t1SecretShown, secret: true},
-	{prog: "printenv", script: "printenv HOME LANG", ro: true, secret: true},
+	{prog: "printenv", script: "printenv API_TOKEN", want: t1SecretShown, secret: true},
 	{prog: "dd", script: "dd if=data.bin bs=1M count=1 status=none | sha256sum", ro: true},
 	{prog: "dd", script: "dd if=data.bin of=copy.bin bs=4k conv=fsync", want: t1Changes},
 	{prog: "dd", script: "dd if=/dev/zero of=~/.ssh/authorized_keys count=1", want: t1Marked, sev: SeverityWrites},
