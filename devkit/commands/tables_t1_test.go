@@ -256,6 +256,7 @@ type t1Case struct {
 	sev    Severity // t1Marked: the least severity of the mark
 	secret bool     // the secret API_TOKEN is delivered
 	bash   bool     // the script is bash's (here-strings), not sh's
+	engine string   // what the engine lacks for this case: skipped, saying so
 }
 
 // t1Cases are scripts in our own words, per program: a benign use and,
@@ -337,6 +338,7 @@ var t1Cases = []t1Case{
 	{prog: "printenv", script: "printenv", want: t1SecretShown, secret: true},
 	{prog: "printenv", script: "printenv -0", want: t1SecretShown, secret: true},
 	{prog: "printenv", script: "printenv API_TOKEN", want: t1SecretShown, secret: true},
+	{prog: "printenv", script: "printenv HOME LANG", ro: true, secret: true, engine: "no kind for an operand that names a variable, so every printenv is env-dump (notes-for-core K)"},
 	{prog: "dd", script: "dd if=data.bin bs=1M count=1 status=none | sha256sum", ro: true},
 	{prog: "dd", script: "dd if=data.bin of=copy.bin bs=4k conv=fsync", want: t1Changes},
 	{prog: "dd", script: "dd if=/dev/zero of=~/.ssh/authorized_keys count=1", want: t1Marked, sev: SeverityWrites},
@@ -355,6 +357,7 @@ var t1Cases = []t1Case{
 	{prog: "chmod", script: "chmod 644 notes.txt", want: t1Changes},
 	{prog: "chgrp", script: "chgrp staff notes.txt", want: t1Changes},
 	{prog: "install", script: "install -m 0644 notes.txt build/notes.txt", want: t1Changes},
+	{prog: "cp", script: "cp helper.sh .git/hooks/pre-commit", want: t1Marked, sev: SeverityWrites, engine: "a file some program runs as code, written when nothing in the script runs it, has no mark (notes-for-core L)"},
 	{prog: "install", script: "install --strip-program=./helper notes.txt build/x", want: t1Refused, names: "--strip-program"},
 	{prog: "install", script: "install -s notes.txt build/x", want: t1Refused, names: "-s"},
 	{prog: "mktemp", script: "mktemp -d", want: t1Changes},
@@ -380,6 +383,9 @@ var t1Cases = []t1Case{
 	// text: code the walk reads
 	{prog: "sed", script: "sed -n '1,5p' notes.txt"},
 	{prog: "sed", script: "sed -E 's/[0-9]+/N/g' notes.txt"},
+	{prog: "sed", script: "sed -e 's/a/b/' edit.txt"},
+	{prog: "sed", script: "sed -e 's/a/b/' -e '1e id' edit.txt", want: t1Marked, sev: SeverityRunsUnseen},
+	{prog: "sed", script: "sed -i '' 's/a/b/w ~/.bashrc' notes.txt", want: t1Marked, sev: SeverityWrites, engine: "BSD sed's -i '' leaves an empty script and the real one read as a file (notes-for-core E)"},
 	{prog: "sed", script: "sed -i.bak 's/foo/bar/' notes.txt", want: t1Changes},
 	{prog: "sed", script: "sed -n '1e id' notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "sed", script: "sed 's/.*/uname -a/e' notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
@@ -393,6 +399,7 @@ var t1Cases = []t1Case{
 	{prog: "awk", script: "awk -f report.awk data.csv", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "gawk", script: "gawk --load ./ext.so 'BEGIN { }'", want: t1Refused, names: "--load"},
 	{prog: "gawk", script: `gawk 'BEGIN { print ENVIRON["API_TOKEN"] }'`, want: t1SecretShown, secret: true},
+	{prog: "gawk", script: `gawk 'BEGIN { print "hello" > "/inet/tcp/0/collect.example/80" }'`, want: t1Marked, sev: SeverityNetwork, engine: "gawk's /inet special files open the network (notes-for-core B)"},
 	{prog: "jq", script: "jq -r '.name' package.json"},
 	{prog: "jq", script: "jq -n 'env'", want: t1SecretShown, secret: true},
 	{prog: "jq", script: `jq -L ./mods -n 'import "m" as m; 1'`, want: t1Refused, names: "-L"},
@@ -422,6 +429,7 @@ var t1Cases = []t1Case{
 	{prog: "iconv", script: "iconv -f utf-16 -t utf-8 -o out.txt in.txt", want: t1Changes},
 	{prog: "xxd", script: "xxd -l 64 data.bin", ro: true},
 	{prog: "xxd", script: "xxd -r dump.hex data.bin", want: t1Changes},
+	{prog: "xxd", script: "xxd -r -p dump.hex > data.bin", want: t1Changes, engine: "a > redirection to a file does not end read-only (notes-for-core G)"},
 	{prog: "hexdump", script: "hexdump -C data.bin", ro: true},
 	{prog: "hd", script: "hd data.bin", ro: true},
 
@@ -511,6 +519,9 @@ func TestT1Analyze(t *testing.T) {
 	}
 	for _, c := range t1Cases {
 		t.Run(c.prog+"/"+c.script, func(t *testing.T) {
+			if c.engine != "" {
+				t.Skip("engine: " + c.engine)
+			}
 			r := Request{Argv: []string{"sh", "-c", c.script}, Executable: "/bin/sh", Dir: "/home/dev/project"}
 			if c.bash {
 				r.Argv[0], r.Executable = "bash", "/bin/bash"
