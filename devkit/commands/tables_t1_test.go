@@ -406,6 +406,10 @@ var t1Cases = []t1Case{
 	{prog: "jq", script: `jq -n --arg v "$HOME" --rawfile notes notes.txt '{home: $v, notes: $notes}'`},
 	{prog: "yq", script: "yq '.services' compose.yaml"},
 	{prog: "yq", script: `yq -i '.version = "2"' chart.yaml`, want: t1Changes},
+	{prog: "yq", script: "yq eval -o json '.spec' deploy.yaml"},
+	{prog: "yq", script: `yq e -i '.image.tag = "v2"' values.yaml`, want: t1Changes},
+	{prog: "yq", script: "yq -n 'strenv(API_TOKEN)'", want: t1SecretShown, secret: true},
+	{prog: "yq", script: "yq -s '.metadata.name' all.yaml", want: t1Refused, names: "-s"},
 	// text: comparing and patching
 	{prog: "diff", script: "diff -u a.txt b.txt", ro: true},
 	{prog: "diff", script: "diff --paginate a.txt b.txt", want: t1Refused, names: "--paginate"},
