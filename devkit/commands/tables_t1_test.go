@@ -134,7 +134,7 @@ func TestT1TablesDescribe(t *testing.T) {
 		}
 		return o.value.String()
 	}
-	checks := []struct {
+	claims := []struct {
 		what string
 		ok   func() bool
 	}{
@@ -197,7 +197,7 @@ func TestT1TablesDescribe(t *testing.T) {
 			return len(p.operands) > 0 && p.operands[0].kinds[0].String() == "code:awk"
 		}},
 	}
-	for _, ch := range checks {
+	for _, ch := range claims {
 		if !ch.ok() {
 			t.Errorf("%s: the table does not say so", ch.what)
 		}
@@ -523,6 +523,7 @@ func TestT1Analyze(t *testing.T) {
 	if missing := t1EngineMissing(); missing != "" {
 		t.Skip("engine: " + missing)
 	}
+	cat := t1Catalog(t)
 	for _, c := range t1Cases {
 		t.Run(c.prog+"/"+c.script, func(t *testing.T) {
 			if c.engine != "" {
@@ -537,6 +538,12 @@ func TestT1Analyze(t *testing.T) {
 			}
 			a := Analyze(r)
 			t1Expect(t, c, a)
+			// The case is about its program: an understood script ran it
+			// through that program's table.
+			table := t1Program(t, cat, c.prog).names[0]
+			if a.Understood && !slices.ContainsFunc(a.Commands, func(cmd Command) bool { return cmd.Program == table }) {
+				t.Errorf("no command matched the %s table: %+v", table, a.Commands)
+			}
 		})
 	}
 }
