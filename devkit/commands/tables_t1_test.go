@@ -26,7 +26,7 @@ var t1Programs = strings.Fields(`
 	find locate plocate mlocate tree file which whereis whatis apropos namei
 	strings nm objdump readelf size ldd fd fdfind shasum getfacl lsattr
 	ps pgrep pidof free uptime w vmstat lsblk lscpu findmnt dmesg getent
-	locale getconf bat batcat sw_vers`)
+	locale getconf bat batcat sw_vers last lastb look tput clear`)
 
 func t1Catalog(t *testing.T) *catalog {
 	t.Helper()
@@ -218,7 +218,8 @@ func TestT1TablesReadOnly(t *testing.T) {
 		grep egrep fgrep rg ag sed awk jq yq diff cmp diff3 sdiff column iconv
 		xxd hexdump find locate tree file which whereis whatis namei strings nm
 		objdump readelf size fd shasum getfacl lsattr ps pgrep pidof free
-		uptime w vmstat lsblk lscpu findmnt dmesg getent locale getconf sw_vers`)
+		uptime w vmstat lsblk lscpu findmnt dmesg getent locale getconf sw_vers
+		last look tput clear`)
 	for _, name := range readOnly {
 		p := t1Program(t, c, name)
 		if p.class != ClassReadOnly {
@@ -500,6 +501,11 @@ var t1Cases = []t1Case{
 	{prog: "locale", script: "locale -a", ro: true},
 	{prog: "getconf", script: "getconf PAGESIZE", ro: true},
 	{prog: "sw_vers", script: "sw_vers -productVersion", ro: true},
+	{prog: "last", script: "last -n 5 -F", ro: true},
+	{prog: "last", script: "last --dns", want: t1Refused, names: "--dns"},
+	{prog: "look", script: "look -f prefix words.txt", ro: true},
+	{prog: "tput", script: "tput setaf 2; echo ok; tput sgr0", ro: true},
+	{prog: "clear", script: "clear -x", ro: true},
 	{prog: "bat", script: "bat -p notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "batcat", script: "batcat --pager=sh notes.txt", want: t1Refused, names: "--pager"},
 }
