@@ -106,6 +106,8 @@ func TestT1TablesLeaveOut(t *testing.T) {
 		"bat":      "--pager",
 		"dmesg":    "-C --clear -c --read-clear -D -E -n --console-level -H --human",
 		"getent":   "-s --service",
+		"last":     "-d --dns",
+		"cp":       "--strip-program",
 	}
 	for prog, spellings := range absent {
 		p := t1Program(t, c, prog)
