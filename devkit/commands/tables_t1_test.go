@@ -26,7 +26,8 @@ var t1Programs = strings.Fields(`
 	find locate plocate mlocate tree file which whereis whatis apropos namei
 	strings nm objdump readelf size ldd fd fdfind shasum getfacl lsattr
 	ps pgrep pidof free uptime w vmstat lsblk lscpu findmnt dmesg getent
-	locale getconf bat batcat sw_vers last lastb look tput clear`)
+	locale getconf bat batcat sw_vers last lastb look tput clear exa eza duf
+	cal ncal lsof iostat dos2unix unix2dos stty`)
 
 func t1Catalog(t *testing.T) *catalog {
 	t.Helper()
@@ -220,7 +221,7 @@ func TestT1TablesReadOnly(t *testing.T) {
 		xxd hexdump find locate tree file which whereis whatis namei strings nm
 		objdump readelf size fd shasum getfacl lsattr ps pgrep pidof free
 		uptime w vmstat lsblk lscpu findmnt dmesg getent locale getconf sw_vers
-		last look tput clear`)
+		last look tput clear exa duf cal lsof iostat stty`)
 	for _, name := range readOnly {
 		p := t1Program(t, c, name)
 		if p.class != ClassReadOnly {
@@ -230,7 +231,7 @@ func TestT1TablesReadOnly(t *testing.T) {
 			t.Errorf("%s: read-only, but every use %+v", name, e)
 		}
 	}
-	for _, name := range strings.Fields("mkdir rmdir rm cp mv ln link unlink touch chmod chown chgrp install mktemp tee split csplit truncate patch less more man ldd bat") {
+	for _, name := range strings.Fields("mkdir rmdir rm cp mv ln link unlink touch chmod chown chgrp install mktemp tee split csplit truncate patch less more man ldd bat dos2unix") {
 		if p := t1Program(t, c, name); p.class == ClassReadOnly {
 			t.Errorf("%s: class read-only, but it writes, deletes or runs", name)
 		}
@@ -507,6 +508,16 @@ var t1Cases = []t1Case{
 	{prog: "look", script: "look -f prefix words.txt", ro: true},
 	{prog: "tput", script: "tput setaf 2; echo ok; tput sgr0", ro: true},
 	{prog: "clear", script: "clear -x", ro: true},
+	{prog: "exa", script: "exa -la --git src", ro: true},
+	{prog: "duf", script: "duf -only local -json", ro: true},
+	{prog: "cal", script: "cal -3", ro: true},
+	{prog: "lsof", script: "lsof -nP -iTCP -sTCP:LISTEN", ro: true},
+	{prog: "lsof", script: "lsof +D build", ro: true},
+	{prog: "lsof", script: "lsof +m", want: t1Refused, names: "+m"},
+	{prog: "iostat", script: "iostat -x 1 3", ro: true},
+	{prog: "dos2unix", script: "dos2unix notes.txt", want: t1Changes},
+	{prog: "stty", script: "stty size", ro: true},
+	{prog: "stty", script: "stty -echo", want: t1Refused, names: "-e"},
 	{prog: "bat", script: "bat -p notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "batcat", script: "batcat --pager=sh notes.txt", want: t1Refused, names: "--pager"},
 }
