@@ -27,7 +27,7 @@ var t1Programs = strings.Fields(`
 	strings nm objdump readelf size ldd fd fdfind shasum getfacl lsattr
 	ps pgrep pidof free uptime w vmstat lsblk lscpu findmnt dmesg getent
 	locale getconf bat batcat sw_vers last lastb look tput clear exa eza duf
-	cal ncal lsof iostat dos2unix unix2dos stty`)
+	cal ncal lsof iostat dos2unix unix2dos stty envsubst`)
 
 func t1Catalog(t *testing.T) *catalog {
 	t.Helper()
@@ -439,6 +439,7 @@ var t1Cases = []t1Case{
 	{prog: "xxd", script: "xxd -r -p dump.hex > data.bin", want: t1Changes, engine: "a > redirection to a file does not end read-only (notes-for-core G)"},
 	{prog: "hexdump", script: "hexdump -C data.bin", ro: true},
 	{prog: "hd", script: "hd data.bin", ro: true},
+	{prog: "envsubst", script: "envsubst < deploy.yaml.tpl > deploy.yaml", want: t1SecretShown, secret: true},
 
 	// files
 	{prog: "find", script: "find . -name '*.go' -type f", ro: true},
