@@ -447,6 +447,8 @@ var t1Cases = []t1Case{
 	{prog: "find", script: "find . -name '*.go' -exec grep -l TODO {} +"},
 	{prog: "find", script: `find . -maxdepth 0 -exec sh -i \;`, want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "find", script: "find build -name '*.o' -delete", want: t1Changes},
+	{prog: "find", script: `find . -name '*.txt' -exec sh -c 'wc -l "$1"' _ {} \;`},
+	{prog: "find", script: `find . -name '*.txt' -exec sh -c 'wc -l {}' \;`, want: t1Marked, sev: SeverityRunsUnseen, engine: "find puts each file name into the sh -c text: code decided at run time (notes-for-core T)"},
 	{prog: "find", script: "find . -type f -fprint files.txt", want: t1Changes},
 	{prog: "find", script: "find . -fprintf out.txt '%p\\n'", want: t1Changes},
 	{prog: "find", script: "find . \\( -name '*.o' -o -name '*.a' \\) -print", ro: true},
