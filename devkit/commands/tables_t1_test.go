@@ -27,7 +27,7 @@ var t1Programs = strings.Fields(`
 	strings nm objdump readelf size ldd fd fdfind shasum getfacl lsattr
 	ps pgrep pidof free uptime w vmstat lsblk lscpu findmnt dmesg getent
 	locale getconf bat batcat sw_vers last lastb look tput clear exa eza duf
-	cal ncal lsof iostat dos2unix unix2dos stty envsubst`)
+	cal ncal lsof iostat dos2unix unix2dos stty envsubst md5`)
 
 func t1Catalog(t *testing.T) *catalog {
 	t.Helper()
@@ -313,6 +313,7 @@ var t1Cases = []t1Case{
 	{prog: "seq", script: "seq -w 1 10", ro: true},
 	{prog: "yes", script: "yes | head -n 3", ro: true},
 	{prog: "date", script: "date -u +%Y-%m-%dT%H:%M:%SZ", ro: true},
+	{prog: "date", script: "date -v-1d +%F", ro: true},
 	{prog: "date", script: "date --set='2001-02-03 04:05'", want: t1Refused, names: "--set"},
 	{prog: "date", script: "date 020304052001", want: t1Refused, names: "020304052001"},
 	{prog: "sleep", script: "sleep 0.5", ro: true},
@@ -443,6 +444,7 @@ var t1Cases = []t1Case{
 
 	// files
 	{prog: "find", script: "find . -name '*.go' -type f", ro: true},
+	{prog: "find", script: "find -E . -regex '.*[.](go|mod)'", ro: true},
 	{prog: "find", script: "find src -maxdepth 2 -newer stamp -print0", ro: true},
 	{prog: "find", script: "find . -name '*.go' -exec grep -l TODO {} +"},
 	{prog: "find", script: `find . -maxdepth 0 -exec sh -i \;`, want: t1Marked, sev: SeverityRunsUnseen},
@@ -506,6 +508,7 @@ var t1Cases = []t1Case{
 	{prog: "locale", script: "locale -a", ro: true},
 	{prog: "getconf", script: "getconf PAGESIZE", ro: true},
 	{prog: "sw_vers", script: "sw_vers -productVersion", ro: true},
+	{prog: "md5", script: "md5 -q notes.txt", ro: true},
 	{prog: "last", script: "last -n 5 -F", ro: true},
 	{prog: "last", script: "last --dns", want: t1Refused, names: "--dns"},
 	{prog: "look", script: "look -f prefix words.txt", ro: true},
