@@ -303,6 +303,7 @@ var t1Cases = []t1Case{
 	{prog: "cksum", script: "cksum -a sha512 --untagged notes.txt", ro: true},
 	{prog: "sum", script: "sum -r notes.txt", ro: true},
 	{prog: "stat", script: "stat -c '%s %n' notes.txt", ro: true},
+	{prog: "stat", script: "stat -f '%z %N' notes.txt", ro: true},
 	{prog: "du", script: "du -sh src", ro: true},
 	{prog: "df", script: "df -h .", ro: true},
 	{prog: "readlink", script: "readlink -f src/current", ro: true},
