@@ -359,6 +359,8 @@ var t1Cases = []t1Case{
 	{prog: "link", script: "link a.txt b.txt", want: t1Changes},
 	{prog: "unlink", script: "unlink b.txt", want: t1Changes},
 	{prog: "touch", script: "touch stamp", want: t1Changes},
+	{prog: "touch", script: "touch .git/config && git status --short", want: t1Changes},
+	{prog: "chmod", script: "chmod +x .git/hooks/pre-commit && git commit -qm x", want: t1Refused, names: "pre-commit"},
 	{prog: "chmod", script: "chmod 644 notes.txt", want: t1Changes},
 	{prog: "chgrp", script: "chgrp staff notes.txt", want: t1Changes},
 	{prog: "install", script: "install -m 0644 notes.txt build/notes.txt", want: t1Changes},
