@@ -303,6 +303,8 @@ func TestT2Build(t *testing.T) {
 		{name: "rustc linker", script: "rustc -C linker=/bin/sh hello.rs", reason: "-C"},
 		{name: "rustup show", script: "rustup show", understood: true, class: ro, noMarks: true},
 		{name: "rustup run follows the command", script: "rustup run nightly cargo --version", understood: true},
+		{name: "rustup toolchain link", script: "rustup toolchain link x ./tc", understood: false},
+		{name: "unzip keeps setuid bits", script: "unzip -K shell.zip", reason: "-K"},
 		{name: "npm ls", script: "npm ls --depth 0", understood: true, class: ro, noMarks: true},
 		{name: "npm view", script: "npm view react version", understood: true, class: ro},
 		{name: "npm outdated", script: "npm outdated", understood: true, class: ro},
