@@ -171,6 +171,7 @@ func TestT2Archive(t *testing.T) {
 		{name: "cpio rsh command", script: "cpio -o --rsh-command /bin/sh -F localhost: < names.txt", reason: "--rsh-command"},
 		{name: "ar list", script: "ar t libfoo.a", understood: true, class: ro, noMarks: true},
 		{name: "ar create", script: "ar rcs libfoo.a a.o b.o", understood: true, class: oth, noMarks: true},
+		{name: "ar response file", script: "ar t @opts", reason: "@opts"},
 		{name: "ar plugin", script: "ar --plugin ./p.so t libfoo.a", reason: "--plugin"},
 	})
 }
@@ -279,6 +280,8 @@ func TestT2Build(t *testing.T) {
 		{name: "cc version", script: "cc --version", understood: true, class: ro},
 		{name: "gcc wrapper", script: "gcc -wrapper /bin/sh,-s hello.c", reason: "-wrapper"},
 		{name: "gcc plugin", script: "gcc -fplugin=./p.so hello.c", reason: "-fplugin"},
+		{name: "gcc response file", script: "gcc @opts.txt hello.c", reason: "@opts.txt"},
+		{name: "rustc response file", script: "rustc @args.txt", reason: "@args.txt"},
 		{name: "gcc program prefix", script: "gcc -B ./tools hello.c", reason: "-B"},
 		{name: "clang plugin through Xclang", script: "clang -Xclang -load -Xclang ./p.so hello.c", reason: "-Xclang"},
 		{name: "ld link", script: "ld -o prog start.o main.o", understood: true, class: oth},
