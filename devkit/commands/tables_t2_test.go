@@ -25,6 +25,7 @@ type t2Case struct {
 	mark       string // a mark must contain this
 	noMarks    bool   // no mark at all
 	unbound    string // an entry of the "does not bind" list must contain this
+	runs       string // a "whose code runs" line must contain this
 	dest       string // a destination must contain this
 	secret     bool   // deliver the secret api-token in TOKEN (a network read with a secret is not read-only)
 	skip       string // why the case cannot run yet (names what is missing)
@@ -78,6 +79,10 @@ func t2Run(t *testing.T, cases []t2Case) {
 				t.Errorf("marks on a benign use")
 				bad = true
 			}
+			if c.runs != "" && !t2Has(a.Runs, c.runs) {
+				t.Errorf("no whose-code-runs line mentions %q", c.runs)
+				bad = true
+			}
 			if c.unbound != "" && !t2Contains(a.Unbound, c.unbound) {
 				t.Errorf("the does-not-bind list does not name %q", c.unbound)
 				bad = true
@@ -119,6 +124,9 @@ func t2Dump(t *testing.T, a *Analysis) {
 	}
 	for _, f := range a.Marks {
 		t.Logf("mark: %s", f.Text)
+	}
+	for _, f := range a.Runs {
+		t.Logf("runs: %s", f.Text)
 	}
 	for _, c := range a.Commands {
 		t.Logf("command: %s [%s, %s]", c.Text, c.Form, c.Class)
@@ -260,7 +268,7 @@ func TestT2Network(t *testing.T) {
 
 func TestT2Build(t *testing.T) {
 	t2Run(t, []t2Case{
-		{name: "make target", script: "make -j4 test", understood: true, class: oth, noMarks: true, unbound: "GNUmakefile"},
+		{name: "make target", script: "make -j4 test", understood: true, class: oth, noMarks: true, unbound: "GNUmakefile", runs: "Makefile"},
 		{name: "make version", script: "make --version", understood: true, class: ro},
 		{name: "make eval", script: "make --eval='$(shell sh)'", reason: "--eval"},
 		{name: "make eval short", script: "make -E 'x:;sh'", reason: "-E"},
@@ -291,14 +299,14 @@ func TestT2Build(t *testing.T) {
 		{name: "go list", script: "go list -m all", understood: true, class: ro, noMarks: true},
 		{name: "go vet", script: "go vet ./...", understood: true, class: ro, noMarks: true},
 		{name: "go build", script: "go build -trimpath -o bin/app ./cmd/app", understood: true, class: oth, noMarks: true, unbound: "go.mod"},
-		{name: "go test runs the project's tests", script: "go test -count 1 ./...", understood: true, class: oth, noMarks: true, unbound: "*.go"},
+		{name: "go test runs the project's tests", script: "go test -count 1 ./...", understood: true, class: oth, noMarks: true, unbound: "*.go", runs: "*.go"},
 		{name: "go test exec", script: "go test -exec ./runner ./...", reason: "-exec"},
 		{name: "go build toolexec", script: "go build -toolexec ./wrap .", reason: "-toolexec"},
 		{name: "go generate after writing a directive", script: "printf '//go:generate sh\\npackage p\\n' > gen.go; go generate ./...", reason: "write, then run"},
 		{name: "go run a file it wrote", script: "printf 'package main\\nfunc main(){}\\n' > x.go; go run x.go", reason: "write, then run"},
 		{name: "gofmt list", script: "gofmt -l .", understood: true, class: ro, noMarks: true},
 		{name: "cargo version", script: "cargo --version", understood: true, class: ro},
-		{name: "cargo build", script: "cargo build --release --locked", understood: true, class: oth, noMarks: true, unbound: "build.rs"},
+		{name: "cargo build", script: "cargo build --release --locked", understood: true, class: oth, noMarks: true, unbound: "build.rs", runs: "build.rs"},
 		{name: "cargo tree", script: "cargo tree --depth 1", understood: true, class: ro, noMarks: true},
 		{name: "cargo config wrapper", script: `cargo --config 'build.rustc-wrapper="sh"' build`, reason: "--config"},
 		{name: "cargo build script written then tested", script: "printf 'fn main(){}\\n' > build.rs; cargo test", reason: "write, then run"},
@@ -313,7 +321,7 @@ func TestT2Build(t *testing.T) {
 		{name: "npm outdated", script: "npm outdated", understood: true, class: ro},
 		{name: "npm version", script: "npm --version", understood: true, class: ro},
 		{name: "npm ci runs the package scripts", script: "npm ci --no-audit", understood: true, class: oth, unbound: "package.json"},
-		{name: "npm test", script: "npm test", understood: true, class: oth, unbound: "package.json"},
+		{name: "npm test", script: "npm test", understood: true, class: oth, unbound: "package.json", runs: "package.json"},
 		{name: "npm exec shell", script: "npm exec /bin/sh", understood: false},
 		{name: "npm exec call", script: "npm exec --call sh", reason: "--call"},
 		{name: "npm script shell", script: "npm --script-shell ./x test", reason: "--script-shell"},
@@ -323,6 +331,8 @@ func TestT2Build(t *testing.T) {
 		{name: "npx call", script: "npx -c sh", reason: "-c"},
 		{name: "yarn list", script: "yarn list --depth 0", understood: true, class: ro},
 		{name: "yarn install", script: "yarn install --frozen-lockfile", understood: true, class: oth, unbound: "package.json"},
+		{name: "yarn alone installs", script: "yarn", understood: true, class: oth, runs: "package.json"},
+		{name: "package.json written then yarn", script: `printf '{"scripts":{"preinstall":"sh"}}' > package.json; yarn`, reason: "write, then run"},
 		{name: "yarn exec shell", script: "yarn exec sh", understood: false},
 		{name: "pnpm list", script: "pnpm list --depth 0", understood: true, class: ro},
 		{name: "pnpm exec shell", script: "pnpm exec sh", understood: false},
@@ -399,6 +409,9 @@ func TestT2Lang(t *testing.T) {
 		{name: "python script written then run", script: "printf 'import os\\n' > x.py; python3 x.py", reason: "write, then run"},
 		{name: "sitecustomize written then python", script: "printf 'import os\\n' > sitecustomize.py; python3 tools/gen.py", reason: "write, then run"},
 		{name: "python module", script: "python3 -m venv .venv", understood: true, class: oth},
+		{name: "python -m pytest with options", script: "python -m pytest -q -x", understood: true, class: oth, unbound: "pytest", runs: "conftest.py"},
+		{name: "python -m unittest names the test files", script: "python3 -m unittest discover -s tests", understood: true, class: oth, unbound: "unittest", runs: "test*.py"},
+		{name: "python module written then run", script: "printf 'import os\\n' > helper.py; python3 -m helper", reason: "write, then run", skip: "engine: -m names a module, helper.py on disk; write-then-run compares the value (helper) with the file written"},
 		{name: "versioned python", script: "python3.12 --version", understood: true, class: ro},
 		{name: "node version", script: "node --version", understood: true, class: ro, noMarks: true},
 		{name: "node script", script: "node scripts/build.js", understood: true, class: oth, noMarks: true},
