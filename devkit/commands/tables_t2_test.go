@@ -281,6 +281,7 @@ func TestT2Build(t *testing.T) {
 		{name: "cmake configure", script: "cmake -S . -B build", understood: true, class: oth, unbound: "CMakeLists.txt"},
 		{name: "cmake build", script: "cmake --build build -j 4", understood: true, class: oth},
 		{name: "cmake script written then run", script: "printf 'execute_process(COMMAND sh)\\n' > CMakeLists.txt; cmake -S . -B build", reason: "write, then run"},
+		{name: "cmake script from a here-document", script: "cmake -P /dev/stdin <<'EOF'\nexecute_process(COMMAND sh)\nEOF", understood: true, mark: "here-document"},
 		{name: "cmake tool mode", script: "cmake -E env sh", reason: "-E"},
 		{name: "ninja", script: "ninja -C build", understood: true, class: oth, unbound: "build.ninja"},
 		{name: "ninja browse tool", script: "ninja -t browse", reason: "-t"},
