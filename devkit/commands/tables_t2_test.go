@@ -215,6 +215,7 @@ func TestT2Network(t *testing.T) {
 		{name: "sftp batch file written then run", script: "printf '!sh\\n' > batch; sftp -b batch deploy@example.com", reason: "write, then run"},
 		{name: "sftp local server program", script: "sftp -D ./server localhost", reason: "-D"},
 		{name: "rsync mirror", script: "rsync -az --delete build/ deploy@example.com:/srv/app/", understood: true, class: oth},
+		{name: "rsync version", script: "rsync --version", understood: true, class: ro},
 		{name: "rsync remote shell program", script: `rsync -e 'sh -c "sh 0<&2 1>&2"' 127.0.0.1:/dev/null`, understood: true, mark: "runs the program"},
 		{name: "rsync rsh long option", script: "rsync --rsh=./tunnel src/ host:dst/", understood: true, mark: "runs the program ./tunnel"},
 		{name: "nc port check", script: "nc -z -w 2 example.com 443", understood: true, class: oth, noMarks: true, dest: "example.com"},
