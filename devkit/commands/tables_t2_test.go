@@ -211,6 +211,8 @@ func TestT2Network(t *testing.T) {
 		{name: "ssh proxy command", script: "ssh -o ProxyCommand=';sh 0<&2 1>&2' x", reason: "-o"},
 		{name: "ssh local command", script: "ssh -o PermitLocalCommand=yes -o LocalCommand=/bin/sh localhost", reason: "-o"},
 		{name: "ssh config written then read", script: "printf 'Match exec \"sh\"\\n' > ssh.cfg; ssh -F ssh.cfg localhost", reason: "write, then run"},
+		{name: "ssh goes to the background", script: "ssh -f -N -L 8080:localhost:80 example.com", understood: true, secret: true, mark: "keep running"},
+		{name: "ssh stdio forward names its host", script: "ssh -W collect.example.net:22 jump.example.com", understood: true, dest: "collect.example.net"},
 		{name: "ssh pkcs11 library", script: "ssh -I ./pkcs11.so example.com", reason: "-I"},
 		{name: "ssh dynamic forward", script: "ssh -D 1080 example.com", reason: "-D"},
 		{name: "scp upload", script: "scp -P 2222 build.tgz deploy@example.com:/srv/", understood: true, class: oth},
