@@ -347,6 +347,8 @@ func TestT2Build(t *testing.T) {
 		{name: "yarn plugin import", script: "yarn plugin import https://example.com/p.js", understood: false},
 		{name: "yarn exec shell", script: "yarn exec sh", understood: false},
 		{name: "pnpm list", script: "pnpm list --depth 0", understood: true, class: ro},
+		{name: "pnpm runs a package script by name", script: "pnpm build", understood: true, class: oth, runs: "package.json"},
+		{name: "pnpm create runs a downloaded package", script: "pnpm create vite app", understood: false},
 		{name: "pnpm exec shell", script: "pnpm exec sh", understood: false},
 		{name: "pip list", script: "pip list --format json", understood: true, class: ro, noMarks: true},
 		{name: "pip show", script: "pip3 show requests", understood: true, class: ro, noMarks: true},
