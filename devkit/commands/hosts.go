@@ -25,6 +25,13 @@ func (w *walker) host(h, by string, line int) {
 			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s (%s, line %d)", shown, w.display(by), line))
 		}
 	}
+	w.hostMarks(h, line)
+}
+
+// hostMarks marks a host (a destination, or one a command records for
+// later, such as a git remote) that is not the host it looks like.
+func (w *walker) hostMarks(h string, line int) {
+	shown := w.display(h)
 	if strings.HasPrefix(h, "(") {
 		return // "(a destination decided at run time)"
 	}
@@ -41,7 +48,7 @@ func (w *walker) host(h, by string, line int) {
 	}
 	for _, known := range wellKnownDomains {
 		if i := strings.Index(lower, known+"."); i >= 0 && (i == 0 || lower[i-1] == '.') {
-			w.mark(SeveritySecret, line, secret, "the host %s is not %s: it is a name under %s", shown, known, w.display(h[i+len(known)+1:]))
+			w.mark(SeverityExposes, line, secret, "the host %s is not %s: it is a name under %s", shown, known, w.display(h[i+len(known)+1:]))
 			break
 		}
 	}
@@ -126,7 +133,7 @@ func (w *walker) readsFile(f string, line int) string {
 	case procEnviron(f):
 		return "the whole environment" // marked by text()
 	case credentialFile(f):
-		w.mark(SeveritySecret, line, true, "reads the credential file %s", w.display(f))
+		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(f))
 		return "the credential file " + f
 	case w.tainted[w.resolve(f)]:
 		return "the file " + f
@@ -228,58 +235,57 @@ func clipValue(v string) string {
 }
 
 var codeVariables = map[string]string{
-	"BASH_ENV":          "a file bash runs before any script",
-	"ENV":               "a file sh runs at startup",
-	"PROMPT_COMMAND":    "code bash runs before each prompt",
-	"PS0":               "a prompt bash expands, running command substitutions",
-	"PS1":               "a prompt the shell expands, running command substitutions",
-	"PS4":               "the trace prompt, expanded (command substitutions run) for every traced command",
-	"GIT_SSH":           "the program git runs for SSH",
-	"GIT_SSH_COMMAND":   "the command git runs (through a shell) for SSH",
-	"GIT_PROXY_COMMAND": "the command git runs to connect",
-	"GIT_EXTERNAL_DIFF": "the program git runs for diffs",
-	"GIT_PAGER":         "the program git runs as its pager",
-	"GIT_EDITOR":        "the program git runs as its editor",
-	"GIT_ASKPASS":       "the program git runs for credentials",
-	"SSH_ASKPASS":       "the program ssh runs for a password",
-	"SUDO_ASKPASS":      "the program sudo runs for a password",
-	"GIT_EXEC_PATH":     "where git finds the programs it runs",
-	"GIT_TEMPLATE_DIR":  "hooks git installs into new repositories",
-	"GIT_DIR":           "the repository (its configuration and hooks) git uses",
-	"PAGER":             "the program many commands run as a pager",
-	"MANPAGER":          "the program man runs as its pager",
-	"EDITOR":            "the program many commands run as an editor",
-	"VISUAL":            "the program many commands run as an editor",
-	"BROWSER":           "the program many commands run to open a URL",
-	"LESSOPEN":          "a command less runs on each file",
-	"LESSCLOSE":         "a command less runs on each file",
-	"PYTHONSTARTUP":     "a file python runs",
-	"PYTHONHOME":        "where python loads its library from",
-	"PYTHONUSERBASE":    "where python finds usercustomize and .pth files it runs",
-	"CURL_HOME":         "where curl reads its configuration (which can send files)",
-	"WGETRC":            "the configuration file wget reads",
-	"HOME":              "the home directory, where programs read their configuration (git aliases, .curlrc)",
-	"XDG_CONFIG_HOME":   "where programs read their configuration",
-	"ZDOTDIR":           "where zsh reads its startup files",
-	"SHELLOPTS":         "shell options every bash child starts with",
-	"BASHOPTS":          "shell options every bash child starts with",
-	"RUSTC_WRAPPER":     "a program cargo runs around the compiler",
-	"RUSTC":             "the compiler cargo runs",
-	"SHELL":             "the shell some programs run commands with",
-	"IFS":               "how the shell splits unquoted expansions into words",
-	"CC":                "the C compiler make and build tools run",
-	"CXX":               "the C++ compiler make and build tools run",
-	"LD":                "the linker build tools run",
-	"AR":                "the archiver build tools run",
-	"CPP":               "the preprocessor build tools run",
-	"MAKE":              "the make program recursive makes run",
-	"MAKEFILES":         "makefiles make reads before any other",
+	"BASH_ENV":                  "a file bash runs before any script",
+	"ENV":                       "a file sh runs at startup",
+	"PROMPT_COMMAND":            "code bash runs before each prompt",
+	"PS0":                       "a prompt bash expands, running command substitutions",
+	"PS1":                       "a prompt the shell expands, running command substitutions",
+	"PS4":                       "the trace prompt, expanded (command substitutions run) for every traced command",
+	"GIT_SSH":                   "the program git runs for SSH",
+	"GIT_SSH_COMMAND":           "the command git runs (through a shell) for SSH",
+	"GIT_PROXY_COMMAND":         "the command git runs to connect",
+	"GIT_EXTERNAL_DIFF":         "the program git runs for diffs",
+	"GIT_PAGER":                 "the program git runs as its pager",
+	"GIT_EDITOR":                "the program git runs as its editor",
+	"GIT_ASKPASS":               "the program git runs for credentials",
+	"SSH_ASKPASS":               "the program ssh runs for a password",
+	"SUDO_ASKPASS":              "the program sudo runs for a password",
+	"GIT_EXEC_PATH":             "where git finds the programs it runs",
+	"GIT_TEMPLATE_DIR":          "hooks git installs into new repositories",
+	"GIT_DIR":                   "the repository (its configuration and hooks) git uses",
+	"PAGER":                     "the program many commands run as a pager",
+	"MANPAGER":                  "the program man runs as its pager",
+	"EDITOR":                    "the program many commands run as an editor",
+	"VISUAL":                    "the program many commands run as an editor",
+	"BROWSER":                   "the program many commands run to open a URL",
+	"LESSOPEN":                  "a command less runs on each file",
+	"LESSCLOSE":                 "a command less runs on each file",
+	"PYTHONSTARTUP":             "a file python runs",
+	"PYTHONHOME":                "where python loads its library from",
+	"PYTHONUSERBASE":            "where python finds usercustomize and .pth files it runs",
+	"CURL_HOME":                 "where curl reads its configuration (which can send files)",
+	"WGETRC":                    "the configuration file wget reads",
+	"HOME":                      "the home directory, where programs read their configuration (git aliases, .curlrc)",
+	"XDG_CONFIG_HOME":           "where programs read their configuration",
+	"ZDOTDIR":                   "where zsh reads its startup files",
+	"SHELLOPTS":                 "shell options every bash child starts with",
+	"BASHOPTS":                  "shell options every bash child starts with",
+	"RUSTC_WRAPPER":             "a program cargo runs around the compiler",
+	"RUSTC":                     "the compiler cargo runs",
+	"SHELL":                     "the shell some programs run commands with",
+	"CC":                        "the C compiler make and build tools run",
+	"CXX":                       "the C++ compiler make and build tools run",
+	"LD":                        "the linker build tools run",
+	"AR":                        "the archiver build tools run",
+	"CPP":                       "the preprocessor build tools run",
+	"MAKE":                      "the make program recursive makes run",
+	"MAKEFILES":                 "makefiles make reads before any other",
 	"NODE_REPL_EXTERNAL_MODULE": "a module node loads",
-	"PERL5OPT":          "options perl takes, which can load modules",
-	"RUBYOPT":           "options ruby takes, which can load code",
-	"GCONV_PATH":        "where the C library loads conversion modules from",
-	"CARGO_HOME":        "where cargo reads its configuration",
-	"GOFLAGS_TOOLEXEC":  "a program go runs around its tools",
+	"PERL5OPT":                  "options perl takes, which can load modules",
+	"RUBYOPT":                   "options ruby takes, which can load code",
+	"GCONV_PATH":                "where the C library loads conversion modules from",
+	"CARGO_HOME":                "where cargo reads its configuration",
+	"GOFLAGS_TOOLEXEC":          "a program go runs around its tools",
 }
 
 // redirectVariable says why setting a variable sends programs' requests,

@@ -66,6 +66,7 @@ type match struct {
 	stdinOpt    string // stdin-code of an option used
 	optWrites   bool   // an option that writes its file operands (sed -i)
 	noArgv      bool   // an option made the operands words, not a command (command -v)
+	asArgv      bool   // an option made the shell-code operands a command (watch -x)
 	valueKinds  []kind // the kinds of the option values given
 }
 
@@ -78,9 +79,41 @@ func (m *match) fail(format string, args ...any) {
 // matchCommand matches words (the arguments after the program's name).
 func matchCommand(p *program, words []word) *match {
 	m := &match{prog: p}
+	if p.syntax == syntaxBundled {
+		words = unbundle(&p.node, words)
+	}
 	m.node(&p.node, words, 0)
 	m.finish(words)
 	return m
+}
+
+// unbundle rewrites an old-style first word (tar xzf FILE) as the
+// options it stands for, each value-taking letter taking the next word.
+// A first word with a letter the table does not list stays as it is (an
+// operand, and so most likely not understood).
+func unbundle(n *node, words []word) []word {
+	if len(words) == 0 || !words[0].fixed || words[0].val == "" || strings.HasPrefix(words[0].val, "-") {
+		return words
+	}
+	first := words[0].val
+	var out []word
+	next := 1
+	for _, c := range first {
+		s := "-" + string(c)
+		o := n.lookupOption(s)
+		if o == nil || c > 127 {
+			return words
+		}
+		out = append(out, word{val: s, fixed: true, prefix: s, shown: s})
+		if o.value != nil && !o.optional {
+			if next >= len(words) {
+				return words
+			}
+			out = append(out, words[next])
+			next++
+		}
+	}
+	return append(out, words[next:]...)
 }
 
 // lookupOption finds an option spelling in n.
@@ -209,8 +242,8 @@ func (m *match) node(n *node, words []word, base int) {
 		// After the operands before an inner command, a word is the
 		// command, unless it is an option this program knows and its
 		// syntax lets options follow operands (flock FILE -c CMD).
-		known := isOpt && n.syntax == syntaxGNU && n.knowsOption(w)
-		if f := n.argvHere(words, ops, i); f != nil && !m.noArgv && (!isOpt || len(ops) > 0 && !known || n.syntax == syntaxPOSIX && !isOpt) {
+		known := isOpt && (n.syntax == syntaxGNU || n.syntax == syntaxBundled) && n.knowsOption(w)
+		if f := n.argvHere(words, ops, i, m.asArgv); f != nil && !m.noArgv && (!isOpt || len(ops) > 0 && !known || n.syntax == syntaxPOSIX && !isOpt) {
 			m.argvs = append(m.argvs, argvSpan{from: base + i, to: base + len(words), remote: m.remoteHost(n, f, words, ops)})
 			m.operands(n, words, ops, base, f)
 			return
@@ -256,11 +289,11 @@ func (n *node) knowsOption(w word) bool {
 
 // argvHere returns the operands line under which words[i] starts an inner
 // command, given the operands ops read so far; nil if none does.
-func (n *node) argvHere(words []word, ops []int, i int) *operandForm {
+func (n *node) argvHere(words []word, ops []int, i int, asArgv bool) *operandForm {
 	for _, f := range n.operands {
 		j := 0
 		for _, k := range f.kinds {
-			if k.name == "argv" {
+			if k.name == "argv" || asArgv && k.name == "code" && k.lang == "sh" && k.rest {
 				if j == len(ops) {
 					return f
 				}
@@ -315,7 +348,8 @@ func (m *match) option(n *node, words []word, i, base int) int {
 			return -1
 		}
 		o := n.lookupOption(name)
-		if o == nil && n.syntax != syntaxSingle {
+		if o == nil {
+			// -flag=value (Go's flag package, java -Dk=v is a spelling).
 			name, val, attached = strings.Cut(t, "=")
 			o = n.lookupOption(name)
 		}
@@ -464,7 +498,10 @@ func (m *match) useOption(o *option, name string) {
 	if o.eff.noArgv {
 		m.noArgv = true
 	}
-	if o.value == nil {
+	if o.eff.asArgv {
+		m.asArgv = true
+	}
+	if o.value == nil || o.optional {
 		for _, c := range o.eff.checks {
 			m.checks = append(m.checks, checkUse{c, nil})
 		}
@@ -529,11 +566,24 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 	forms := n.operands
 	if argvForm != nil {
 		forms = []*operandForm{argvForm}
+	} else if m.noArgv {
+		// command -v NAME...: the words are names, not a command.
+		forms = nil
+		for _, f := range n.operands {
+			g := *f
+			if k := len(g.kinds); k > 0 && g.kinds[k-1].name == "argv" {
+				g.kinds = append(slices.Clone(g.kinds[:k-1]), kind{name: "word", rest: true})
+			}
+			forms = append(forms, &g)
+		}
 	}
 	if len(ops) == 0 && argvForm == nil {
 		if len(forms) == 0 || slices.ContainsFunc(forms, func(f *operandForm) bool { return fitOperands(f, words, nil) != nil }) {
 			m.operandsMatched(n, words, nil, base, firstFitting(forms, words, nil))
 			return
+		}
+		if m.codeByOption() {
+			return // perl -e CODE: the option is the program
 		}
 		m.fail("%s: needs operands the device knows", n.path())
 		return
@@ -555,7 +605,20 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 			preferred = append(preferred, f)
 		}
 	}
-	if f := firstFitting(append(preferred, rest...), words, ops); f != nil {
+	// An option that gave the program its code (perl -e, python -c, make
+	// -f) stands for the script operand: try each alternative without a
+	// first operand that is code.
+	var dropped []*operandForm
+	if m.codeByOption() {
+		for _, f := range forms {
+			if len(f.kinds) > 0 && (f.kinds[0].name == "code" || f.kinds[0].name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)) {
+				g := *f
+				g.kinds = f.kinds[1:]
+				dropped = append(dropped, &g)
+			}
+		}
+	}
+	if f := firstFitting(slices.Concat(preferred, dropped, rest), words, ops); f != nil {
 		m.operandsMatched(n, words, ops, base, f)
 		return
 	}
@@ -564,6 +627,13 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 		shown = append(shown, words[i].shown)
 	}
 	m.fail("%s: the operands %s are not a form the device knows", n.path(), clip(strings.Join(shown, " ")))
+}
+
+// codeByOption reports whether an option gave the program its code.
+func (m *match) codeByOption() bool {
+	return slices.ContainsFunc(m.values, func(v valueUse) bool {
+		return v.opt != "" && (v.k.name == "code" || v.codeFile || v.eff.runs)
+	})
 }
 
 func firstFitting(forms []*operandForm, words []word, ops []int) *operandForm {

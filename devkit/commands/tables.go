@@ -27,6 +27,10 @@ const (
 	syntaxPOSIX  syntaxKind = "posix"  // as gnu, options stop at the first operand
 	syntaxSingle syntaxKind = "single" // whole-word one-dash options (find -name)
 	syntaxNone   syntaxKind = "none"   // every word is an operand
+	// gnu-bundled: gnu, and a first word without a dash is a cluster of
+	// one-letter options whose values are the next words in order (tar
+	// xzf FILE, ar rcs LIB).
+	syntaxBundled syntaxKind = "gnu-bundled"
 )
 
 // kind is the kind of an option value or an operand.
@@ -54,7 +58,7 @@ func (k kind) String() string {
 // effects is what a table line says a use does.
 type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
-	runs, readsStdin, envDump, loads, noArgv                 bool
+	runs, readsStdin, envDump, loads, noArgv, asArgv         bool
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
@@ -75,6 +79,7 @@ func (e *effects) merge(o effects) {
 	e.envDump = e.envDump || o.envDump
 	e.loads = e.loads || o.loads
 	e.noArgv = e.noArgv || o.noArgv
+	e.asArgv = e.asArgv || o.asArgv
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
@@ -297,10 +302,10 @@ func (p *tableParser) directive(depth int, f []string) {
 			return
 		}
 		switch s := syntaxKind(args[0]); s {
-		case syntaxGNU, syntaxPOSIX, syntaxSingle, syntaxNone:
+		case syntaxGNU, syntaxPOSIX, syntaxSingle, syntaxNone, syntaxBundled:
 			n.syntax = s
 		default:
-			p.errorf("unknown syntax %q (gnu, posix, single, none)", args[0])
+			p.errorf("unknown syntax %q (gnu, posix, single, none, gnu-bundled)", args[0])
 		}
 	case "class":
 		if len(args) != 1 {
@@ -380,6 +385,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.loads = true
 		case a == "no-argv":
 			e.noArgv = true
+		case a == "as-argv":
+			e.asArgv = true
 		case a == "whole" && wholeAllowed:
 		case hasVal && key == "reads-code":
 			files := strings.Split(val, ",")
@@ -497,7 +504,7 @@ func (p *tableParser) opt(n *node, args []string) {
 		if len(s) < 2 || (s[0] != '-' && s[0] != '+') || strings.ContainsAny(s, "= ") {
 			p.errorf("option spelling %q: it starts with - or + and has no =", s)
 		}
-		if n.syntax == syntaxGNU || n.syntax == syntaxPOSIX {
+		if n.syntax == syntaxGNU || n.syntax == syntaxPOSIX || n.syntax == syntaxBundled {
 			if len(s) > 2 && s[0] == '-' && s[1] != '-' {
 				p.errorf("option spelling %q under syntax %s: one-dash options are one letter (use syntax single for whole-word options)", s, n.syntax)
 			}
@@ -595,7 +602,7 @@ func (p *tableParser) form(n *node, args []string) {
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "deletes", "net", "sends-stdin",
-		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "whole":
+		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
