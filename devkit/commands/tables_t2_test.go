@@ -408,6 +408,7 @@ func TestT2Build(t *testing.T) {
 		{name: "ruff check", script: "ruff check src", understood: true, class: ro, noMarks: true},
 		{name: "ruff fix", script: "ruff check --fix src", understood: true, class: oth},
 		{name: "mypy runs its plugins", script: "mypy --strict src", understood: true, class: oth},
+		{name: "mypy installs stub packages", script: "mypy --install-types --non-interactive src", understood: true, class: oth},
 		{name: "flake8", script: "flake8 --max-line-length 100 src", understood: true, class: ro, noMarks: true},
 		{name: "isort check", script: "isort --check-only --diff .", understood: true, class: ro},
 		{name: "pylint plugins", script: "pylint --load-plugins evil src", reason: "--load-plugins"},
