@@ -397,6 +397,8 @@ func TestT2Build(t *testing.T) {
 		{name: "tsc no emit", script: "tsc --noEmit -p tsconfig.json", understood: true, class: ro},
 		{name: "eslint runs its configuration", script: "eslint --max-warnings 0 src", understood: true, class: oth, runs: "eslint.config.js"},
 		{name: "eslint config written then run", script: "printf 'module.exports = []' > eslint.config.js; eslint src", reason: "write, then run"},
+		{name: "eslint fix", script: "eslint --fix src", understood: true, class: oth},
+		{name: "prettier write", script: "prettier --write .", understood: true, class: oth},
 		{name: "prettier check", script: "prettier --check .", understood: true, class: oth, runs: "prettier.config.js"},
 		{name: "jest", script: "jest --ci --coverage", understood: true, class: oth, runs: "jest.config.js"},
 		{name: "vitest run", script: "vitest run --coverage", understood: true, class: oth},
