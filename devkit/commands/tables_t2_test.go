@@ -549,7 +549,10 @@ func TestT2Irreversible(t *testing.T) {
 		{name: "gradle publish", script: "gradle build publish", understood: true, class: irr},
 		{name: "dotnet nuget push", script: "dotnet nuget push app.1.0.nupkg -k KEY -s https://api.nuget.org/v3/index.json", understood: true, class: irr},
 		{name: "cabal upload publish", script: "cabal upload --publish app-1.0.tar.gz", understood: true, class: irr},
+		{name: "django migrate", script: "python3 manage.py migrate --noinput", understood: true, class: irr},
+		{name: "django flush", script: "python manage.py flush --no-input", understood: true, class: irr},
 		// their read-only and other twins
+		{name: "django check", script: "python3 manage.py check", understood: true, class: oth},
 		{name: "npm pack is not a publish", script: "npm pack --dry-run", understood: true, class: oth},
 		{name: "cabal upload candidate", script: "cabal upload app-1.0.tar.gz", understood: true, class: oth},
 		{name: "mvn install", script: "mvn -B clean install", understood: true, class: oth},
