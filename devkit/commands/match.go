@@ -24,11 +24,11 @@ type word struct {
 // valueUse is one option value or operand with the kind its table gives.
 type valueUse struct {
 	k        kind
-	idx      int    // index of the word in the command's words (after the program)
-	w        word   // the value (for an attached value, only that part)
-	opt      string // the option spelling ("" for an operand)
-	eff      effects
-	codeFile bool // a file whose line reads-code or runs: the file is code
+	idx      int      // index of the word in the command's words (after the program)
+	w        word     // the value (for an attached value, only that part)
+	opt      string   // the option spelling ("" for an operand)
+	eff      *effects // of the table line (shared, read only)
+	codeFile bool     // a file whose line reads-code or runs: the file is code
 }
 
 // argvSpan is an inner command: words [from, to) of the command.
@@ -524,7 +524,7 @@ func (m *match) addValueKind(o *option, k kind, name string, idx int, v word) {
 		return
 	}
 	code := k.name == "file" && (len(o.eff.readsCode) > 0 || o.eff.runs)
-	m.values = append(m.values, valueUse{k: k, idx: idx, w: v, opt: name, eff: o.eff, codeFile: code})
+	m.values = append(m.values, valueUse{k: k, idx: idx, w: v, opt: name, eff: &o.eff, codeFile: code})
 	m.valueKinds = append(m.valueKinds, k)
 	if code {
 		m.valueKinds = append(m.valueKinds, kind{name: "code", lang: "*"})
@@ -578,8 +578,11 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 		}
 	}
 	if len(ops) == 0 && argvForm == nil {
-		if len(forms) == 0 || slices.ContainsFunc(forms, func(f *operandForm) bool { return fitOperands(f, words, nil) != nil }) {
-			m.operandsMatched(n, words, nil, base, firstFitting(forms, words, nil))
+		if len(forms) == 0 {
+			return
+		}
+		if f, kinds := firstFittingKinds(forms, words, nil); f != nil {
+			m.operandsMatchedKinds(n, words, nil, base, f, kinds)
 			return
 		}
 		if m.codeByOption() {
@@ -592,34 +595,12 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 		m.fail("%s: the operand %s is not one the device knows (it takes none)", n.path(), words[ops[0]].shown)
 		return
 	}
-	// An option that gives what an alternative's first operand is (grep
-	// -e PATTERN, sed -e SCRIPT, awk -f FILE) replaces that operand: try
-	// the alternatives without it first.
-	var preferred, rest []*operandForm
-	for _, f := range forms {
-		if len(f.kinds) > 0 && slices.ContainsFunc(m.valueKinds, func(k kind) bool {
-			return k.name == f.kinds[0].name && (k.lang == f.kinds[0].lang || k.lang == "*")
-		}) {
-			rest = append(rest, f)
-		} else {
-			preferred = append(preferred, f)
-		}
+	order := forms
+	if len(m.valueKinds) > 0 {
+		order = m.orderForms(forms)
 	}
-	// An option that gave the program its code (perl -e, python -c, make
-	// -f) stands for the script operand: try each alternative without a
-	// first operand that is code.
-	var dropped []*operandForm
-	if m.codeByOption() {
-		for _, f := range forms {
-			if len(f.kinds) > 0 && (f.kinds[0].name == "code" || f.kinds[0].name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)) {
-				g := *f
-				g.kinds = f.kinds[1:]
-				dropped = append(dropped, &g)
-			}
-		}
-	}
-	if f := firstFitting(slices.Concat(preferred, dropped, rest), words, ops); f != nil {
-		m.operandsMatched(n, words, ops, base, f)
+	if f, kinds := firstFittingKinds(order, words, ops); f != nil {
+		m.operandsMatchedKinds(n, words, ops, base, f, kinds)
 		return
 	}
 	var shown []string
@@ -629,6 +610,34 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 	m.fail("%s: the operands %s are not a form the device knows", n.path(), clip(strings.Join(shown, " ")))
 }
 
+// orderForms puts first the alternatives an option's value does not stand
+// for: an option that gives what an alternative's first operand is (grep
+// -e PATTERN, sed -e SCRIPT, awk -f FILE) replaces that operand, and one
+// that gave the program its code (perl -e, python -c, make -f) stands for
+// a first operand that is code.
+func (m *match) orderForms(forms []*operandForm) []*operandForm {
+	var preferred, dropped, rest []*operandForm
+	for _, f := range forms {
+		if len(f.kinds) > 0 && slices.ContainsFunc(m.valueKinds, func(k kind) bool {
+			return k.name == f.kinds[0].name && (k.lang == f.kinds[0].lang || k.lang == "*")
+		}) {
+			rest = append(rest, f)
+		} else {
+			preferred = append(preferred, f)
+		}
+	}
+	if m.codeByOption() {
+		for _, f := range forms {
+			if len(f.kinds) > 0 && (f.kinds[0].name == "code" || f.kinds[0].name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)) {
+				g := *f
+				g.kinds = f.kinds[1:]
+				dropped = append(dropped, &g)
+			}
+		}
+	}
+	return slices.Concat(preferred, dropped, rest)
+}
+
 // codeByOption reports whether an option gave the program its code.
 func (m *match) codeByOption() bool {
 	return slices.ContainsFunc(m.values, func(v valueUse) bool {
@@ -636,19 +645,30 @@ func (m *match) codeByOption() bool {
 	})
 }
 
-func firstFitting(forms []*operandForm, words []word, ops []int) *operandForm {
+func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandForm, []kind) {
 	for _, f := range forms {
-		if fitOperands(f, words, ops) != nil {
-			return f
+		if fits(f, words, ops, nil) {
+			return f, fitOperands(f, words, ops)
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // fitOperands assigns each operand a kind of f, or returns nil. The rest
 // kind takes what the fixed kinds around it leave; assign... takes only
 // assignments; argv takes nothing here (the inner command is apart).
 func fitOperands(f *operandForm, words []word, ops []int) []kind {
+	if !fits(f, words, ops, nil) {
+		return nil
+	}
+	out := make([]kind, 0, len(ops))
+	fits(f, words, ops, &out)
+	return out
+}
+
+// fits reports whether the operands fit f's kinds, appending each
+// operand's kind to out when out is not nil.
+func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
 	kinds := f.kinds
 	if n := len(kinds); n > 0 && kinds[n-1].name == "argv" {
 		kinds = kinds[:n-1]
@@ -662,52 +682,49 @@ func fitOperands(f *operandForm, words []word, ops []int) []kind {
 		}
 		return c
 	}
-	out := make([]kind, 0, len(ops))
+	add := func(k kind) {
+		if out != nil {
+			*out = append(*out, k)
+		}
+	}
 	j := 0
 	for ki, k := range kinds {
 		switch {
 		case k.name == "assign" && k.rest:
 			for j < len(ops) && isAssignWord(words[ops[j]]) {
-				out = append(out, k)
+				add(k)
 				j++
 			}
 		case k.rest:
 			take := len(ops) - j - fixedAfter(ki+1)
 			for ; take > 0; take-- {
 				if !kindAccepts(k, words[ops[j]]) {
-					return nil
+					return false
 				}
-				out = append(out, k)
+				add(k)
 				j++
 			}
 		default:
 			if j >= len(ops) || !kindAccepts(k, words[ops[j]]) {
-				return nil
+				return false
 			}
-			out = append(out, k)
+			add(k)
 			j++
 		}
 	}
-	if j != len(ops) {
-		return nil
-	}
-	return out
+	return j == len(ops)
 }
 
-func (m *match) operandsMatched(n *node, words []word, ops []int, base int, f *operandForm) {
-	if f == nil {
-		return
-	}
+func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int, f *operandForm, kinds []kind) {
 	m.eff.merge(f.eff)
 	if f.eff.stdinCode != "" {
 		m.stdinForm = f.eff.stdinCode
 	}
-	kinds := fitOperands(f, words, ops)
 	vals := make([]string, 0, len(ops))
 	for j, i := range ops {
 		k := kinds[j]
 		code := k.name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)
-		m.values = append(m.values, valueUse{k: k, idx: base + i, w: words[i], eff: f.eff, codeFile: code})
+		m.values = append(m.values, valueUse{k: k, idx: base + i, w: words[i], eff: &f.eff, codeFile: code})
 		vals = append(vals, words[i].val)
 	}
 	for _, c := range f.eff.checks {

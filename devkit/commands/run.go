@@ -9,6 +9,7 @@ package commands
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"path"
 	"slices"
 	"strings"
@@ -200,7 +201,8 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		} else {
 			return w.projectProgram(c, raw, out)
 		}
-	} else if !builtins[name] && w.funcs[name] == nil && !c.direct {
+	} else if !builtins[name] && w.funcs[name] == nil && !c.direct && !w.viaPathSeen[name] {
+		w.viaPathSeen[name] = true
 		w.unbound.viaPath = true
 		w.unbound.add(name+" via PATH", "run by its name, and PATH (inherited, not sent) chooses which program that is",
 			"write its absolute path instead (as 'command -v "+name+"' prints it)")
@@ -223,8 +225,49 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		w.command(line, c.depth, c.text, "", "", ClassOther)
 		return out
 	}
-	m := matchCommand(p, c.ws[i+1:end])
+	m := w.matchCached(p, c.ws[i+1:end])
 	return cmp.Or(w.apply(c, i, end, name, p, m), out)
+}
+
+// matchCached matches a command, remembering the match of the same words
+// for the rest of the analysis (a match is not changed once made): long
+// scripts repeat their commands. Words are compared whole (value, whether
+// fixed, literal prefix, and the text shown), so a remembered match is the
+// one matchCommand would make.
+func (w *walker) matchCached(p *program, words []word) *match {
+	if len(words) > 16 {
+		return matchCommand(p, words)
+	}
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	h.WriteString(p.names[0])
+	for _, wd := range words {
+		h.WriteByte(0)
+		h.WriteString(wd.val)
+		if !wd.fixed {
+			h.WriteByte(1)
+			h.WriteString(wd.prefix)
+			h.WriteString(wd.shown)
+		}
+	}
+	key := h.Sum64()
+	for _, c := range w.matches[key] {
+		if c.prog == p && slices.Equal(c.words, words) {
+			return c.m
+		}
+	}
+	m := matchCommand(p, words)
+	if len(w.matches) < 4096 {
+		w.matches[key] = append(w.matches[key], cachedMatch{prog: p, words: slices.Clone(words), m: m})
+	}
+	return m
+}
+
+// cachedMatch is one remembered match.
+type cachedMatch struct {
+	prog  *program
+	words []word
+	m     *match
 }
 
 // lookup finds a program's table by its name, and a versioned name by its
@@ -464,7 +507,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	line := c.line
 	out := ""
 	form, class := m.form, m.class
-	argv := fixedVals(c.ws[i:end])
+	var argv []string
+	if len(m.checks) > 0 {
+		argv = fixedVals(c.ws[i:end])
+	}
 	for _, ch := range m.checks {
 		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words})
 		if r.NotUnderstood != "" {
@@ -549,6 +595,12 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			case m.eff.runs || len(m.eff.readsCode) > 0:
 				w.recordWrite(v.w.val, line, "built")
 			}
+			if m.eff.meta {
+				// chmod, chown, touch -d: the file's mode or times, not
+				// its content (no write, then run).
+				w.checkWritePath("changes the mode or times of", v.w.val, v.w.fixed, v.w.shown, line)
+				break
+			}
 			w.checkWritePath("writes", v.w.val, v.w.fixed, v.w.shown, line)
 			if v.w.fixed && w.stdinTaint(c.in) != "" {
 				w.tainted[w.resolve(v.w.val)] = true
@@ -563,6 +615,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				}
 				if m.eff.deletes {
 					w.checkWritePath("deletes", v.w.val, true, v.w.shown, line)
+				} else if m.eff.meta && v.opt == "" {
+					w.checkWritePath("changes the mode or times of", v.w.val, true, v.w.shown, line)
 				} else if m.optWrites && v.opt == "" {
 					w.checkWritePath("changes", v.w.val, true, v.w.shown, line)
 				} else if m.eff.writes && v.opt == "" {
@@ -624,7 +678,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	files := codeFiles
 	if !optCodeFile {
 		for _, f := range m.eff.readsCode {
-			w.unbound.add(f, name+" reads it ("+form+"); what it runs is not bound", "")
+			if !w.unbound.seen[f] {
+				w.unbound.add(f, name+" reads it ("+form+"); what it runs is not bound", "")
+			}
 		}
 	}
 	for _, f := range files {

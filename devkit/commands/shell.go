@@ -21,12 +21,17 @@ import (
 // Bounds of one analysis. The full script is shown elsewhere (the command
 // or script field), so what is cut here is never hidden.
 const (
-	maxShownLines = 400                   // command lines
-	maxLineBytes  = 240                   // one displayed command
-	maxListed     = 12                    // programs listed per secret
-	maxDepth      = 48                    // nesting the walk follows
-	budget        = 80 * time.Millisecond // parsing and walking together
-	heredocShown  = 20                    // lines of a here-document that is data
+	maxShownLines = 400 // command lines
+	maxLineBytes  = 240 // one displayed command
+	maxListed     = 12  // programs listed per secret
+	maxDepth      = 48  // nesting the walk follows
+	// budget bounds parsing and walking together, a last guard: the
+	// nesting cut and the linear walk bound the work, and a verdict must
+	// not turn "not understood" because the host is busy (a 256 KiB
+	// script takes about 60 ms on an idle core, three times that on a
+	// host running a dozen test suites).
+	budget       = 250 * time.Millisecond
+	heredocShown = 20 // lines of a here-document that is data
 )
 
 // Script is a shell script an invocation runs.

@@ -275,3 +275,26 @@ func TestShellOptionOrder(t *testing.T) {
 		t.Errorf("gh taken for a shell")
 	}
 }
+
+// One Analyzer serves every request of serve at once: its hash cache is
+// shared, the rest of an analysis is its own (go test -race).
+func TestAnalyzerConcurrent(t *testing.T) {
+	z := New()
+	done := make(chan *Analysis)
+	for i := range 8 {
+		go func() {
+			r := testRequest([]string{"sh", "-c", fmt.Sprintf("git status && git log -%d", i+1)})
+			r.Executable = "/bin/sh"
+			if data, err := os.ReadFile(r.Executable); err == nil {
+				sum := sha256.Sum256(data)
+				r.ExecutableSHA256 = sum[:]
+			}
+			done <- z.Analyze(r)
+		}()
+	}
+	for range 8 {
+		if a := <-done; !a.Understood {
+			t.Errorf("not understood:\n%s", dump(a))
+		}
+	}
+}

@@ -58,7 +58,7 @@ func (k kind) String() string {
 // effects is what a table line says a use does.
 type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
-	runs, readsStdin, envDump, loads, noArgv, asArgv         bool
+	runs, readsStdin, envDump, loads, noArgv, asArgv, meta   bool
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
@@ -80,6 +80,7 @@ func (e *effects) merge(o effects) {
 	e.loads = e.loads || o.loads
 	e.noArgv = e.noArgv || o.noArgv
 	e.asArgv = e.asArgv || o.asArgv
+	e.meta = e.meta || o.meta
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
@@ -90,6 +91,10 @@ func (e *effects) merge(o effects) {
 }
 
 func appendNew(list []string, add ...string) []string {
+	if len(list) == 0 {
+		// Shared with the table, clipped so that an append copies.
+		return slices.Clip(add)
+	}
 	for _, a := range add {
 		if !slices.Contains(list, a) {
 			list = append(list, a)
@@ -387,6 +392,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.noArgv = true
 		case a == "as-argv":
 			e.asArgv = true
+		case a == "metadata":
+			e.meta = true
 		case a == "whole" && wholeAllowed:
 		case hasVal && key == "reads-code":
 			files := strings.Split(val, ",")
@@ -602,7 +609,7 @@ func (p *tableParser) form(n *node, args []string) {
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "deletes", "net", "sends-stdin",
-		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "whole":
+		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
@@ -647,4 +654,34 @@ func (p *tableParser) finishProgram(prog *program) {
 		}
 	}
 	walk(&prog.node)
+}
+
+// coverage counts what the tables describe: programs (tables), program
+// names, and read-only entries (a program, subcommand or form whose
+// class or effect is read-only, and options that make a form read-only),
+// for the README and the package doc.
+func (c *catalog) coverage() (programs, names, readOnly int) {
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.class == ClassReadOnly || n.eff.readOnly {
+			readOnly++
+		}
+		for _, f := range n.forms {
+			if f.eff.readOnly {
+				readOnly++
+			}
+		}
+		for _, o := range n.opts {
+			if o.eff.readOnly {
+				readOnly++
+			}
+		}
+		for _, s := range n.subs {
+			walk(s)
+		}
+	}
+	for _, p := range c.programs {
+		walk(&p.node)
+	}
+	return len(c.programs), len(c.byName), readOnly
 }

@@ -43,7 +43,8 @@ func TestTablesLoad(t *testing.T) {
 		t.Fatal("no catalog and no error")
 	}
 	if c != nil {
-		t.Logf("%d tables, %d program names", len(c.programs), len(c.byName))
+		programs, names, readOnly := c.coverage()
+		t.Logf("%d tables, %d program names, %d read-only entries", programs, names, readOnly)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"path"
 	"strings"
 	"time"
@@ -75,8 +76,11 @@ type walker struct {
 	// For the class: constructs the read-only rule refuses in a script.
 	computes string // the first assignment, expansion or arithmetic, shown
 
-	unbound *unboundList
-	netUses []netUse // commands that open the network, for the class
+	unbound     *unboundList
+	viaPathSeen map[string]bool
+	matches     map[uint64][]cachedMatch // matchCached
+	seed        maphash.Seed
+	netUses     []netUse // commands that open the network, for the class
 }
 
 // netUse is one command that opens the network.
@@ -91,7 +95,7 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
 		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
