@@ -293,6 +293,8 @@ var t2BuildCases = []t2Case{
 	{name: "ninja", script: "ninja -C build", understood: true, class: oth, unbound: "build.ninja"},
 	{name: "ninja browse tool", script: "ninja -t browse", reason: "-t"},
 	{name: "gcc compile", script: "gcc -O2 -Wall -o hello hello.c", understood: true, class: oth, noMarks: true},
+	{name: "gcc with -std= and -fsanitize=", script: "gcc -std=c11 -fsanitize=address -g -c x.c -o x.o", understood: true, class: oth, noMarks: true},
+	{name: "go test with -count=1 -run=", script: "go test -count=1 -run=TestX ./...", understood: true, class: oth},
 	{name: "cc version", script: "cc --version", understood: true, class: ro},
 	{name: "gcc wrapper", script: "gcc -wrapper /bin/sh,-s hello.c", reason: "-wrapper"},
 	{name: "gcc plugin", script: "gcc -fplugin=./p.so hello.c", reason: "-fplugin"},
