@@ -12,7 +12,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Analyzer is the command model with its caches. It is safe for
@@ -56,7 +55,7 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 		a.Class, a.Why = ClassOther, "possibly irreversible: not understood"
 		return a
 	}
-	deadline := time.Now().Add(budget)
+	deadline := newDeadline()
 	src, shell := z.findScript(&r)
 	var w *walker
 	switch {

@@ -15,7 +15,6 @@ import (
 	"path"
 	"slices"
 	"sync"
-	"syscall"
 )
 
 // hostShells are where this host's shells live; the device hashes them to
@@ -54,8 +53,8 @@ func (c *hashCache) hashFile(p string) ([]byte, bool) {
 		return nil, false
 	}
 	var key fileKey
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && c != nil {
-		key = fileKey{path: p, dev: uint64(sys.Dev), ino: uint64(sys.Ino), size: st.Size(), mtimeNanos: st.ModTime().UnixNano()}
+	if dev, ino, ok := fileIdentity(st); ok && c != nil {
+		key = fileKey{path: p, dev: dev, ino: ino, size: st.Size(), mtimeNanos: st.ModTime().UnixNano()}
 		c.mu.Lock()
 		sum, hit := c.sums[key]
 		c.mu.Unlock()

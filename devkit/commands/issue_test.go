@@ -154,6 +154,8 @@ func TestKindNoFalseAlarms(t *testing.T) {
 		{name: "a loop over files", benign: "for f in src/*.go; do git log -1 -- \"$f\"; done"},
 		{name: "a test", benign: "if [ -f go.mod ] && test -d .git; then echo yes; fi"},
 		{name: "command -v", benign: "command -v git >/dev/null && git --version"},
+		{name: "arithmetic on a counter the script set", benign: "i=0; for f in a b; do i=$((i+1)); (( n = i * 2 )); done; echo $i", shell: "bash"},
+		{name: "arithmetic over numbers", benign: "for i in 1 2 3; do echo $((i * 2)); done", shell: "bash"},
 	})
 }
 

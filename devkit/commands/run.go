@@ -898,6 +898,7 @@ func (w *walker) remote(c *simpleCmd, name, host string, from, to int) {
 		}
 		words = append(words, c.ws[k].val)
 	}
+	w.unbound.add("the remote shell on "+host, "the remote user's login shell runs the command there (bash started by sshd reads ~/.bashrc first); nothing on that host is bound", "")
 	w.nested(strings.Join(words, " "), c.depth, c.line, "on "+host+", the remote shell runs:", syntax.LangPOSIX, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
 }
 

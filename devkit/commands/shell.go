@@ -25,12 +25,14 @@ const (
 	maxLineBytes  = 240 // one displayed command
 	maxListed     = 12  // programs listed per secret
 	maxDepth      = 48  // nesting the walk follows
-	// budget bounds parsing and walking together, a last guard: the
-	// nesting cut and the linear walk bound the work, and a verdict must
-	// not turn "not understood" because the host is busy (a 256 KiB
-	// script takes about 60 ms on an idle core, three times that on a
-	// host running a dozen test suites).
+	// budget bounds parsing and walking together, counted in this
+	// process's CPU time where the system tells it (every thread: the
+	// collector's too, about half again the walk's own), so that a host
+	// busy with other work does not turn an ordinary script "not
+	// understood"; wallCap bounds the wall clock all the same. A 256 KiB
+	// script takes about 60 ms on an idle core.
 	budget       = 250 * time.Millisecond
+	wallCap      = 2 * time.Second
 	heredocShown = 20 // lines of a here-document that is data
 )
 
@@ -305,6 +307,33 @@ func envShebang(arg string) ([]string, bool) {
 	return words, true
 }
 
+// deadline is the end of one analysis's budget.
+type deadline struct {
+	wall      time.Time     // the wall clock's cap (budget alone without CPU time)
+	cpuStart  time.Duration // the process's CPU time at the start
+	cpuCounts bool
+}
+
+func newDeadline() deadline {
+	cpu, ok := processCPU()
+	if !ok {
+		return deadline{wall: time.Now().Add(budget)}
+	}
+	return deadline{wall: time.Now().Add(wallCap), cpuStart: cpu, cpuCounts: true}
+}
+
+// passed reports whether the budget is spent.
+func (d deadline) passed() bool {
+	if time.Now().After(d.wall) {
+		return true
+	}
+	if !d.cpuCounts {
+		return false
+	}
+	cpu, _ := processCPU()
+	return cpu-d.cpuStart > budget
+}
+
 // errBudget stops the parser when the analysis's time is up; errDeep when
 // the script nests deeper than the parser is given.
 var (
@@ -322,7 +351,7 @@ const maxParseNesting = 4 * maxDepth
 // text, quotes ignored, which can only cut a script early).
 type budgetReader struct {
 	r        *strings.Reader
-	deadline time.Time
+	deadline deadline
 	depth    int
 	word     []byte // the letters of the word being read
 	err      error
@@ -332,7 +361,7 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
-	if time.Now().After(b.deadline) {
+	if b.deadline.passed() {
 		return 0, errBudget
 	}
 	n, err := b.r.Read(p)
@@ -371,7 +400,7 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 // script's parsed form: a script past the bounds is an error, never a
 // stall.
 func ParseBounded(text string, lang syntax.LangVariant) (*syntax.File, error) {
-	r := &budgetReader{r: strings.NewReader(text), deadline: time.Now().Add(budget)}
+	r := &budgetReader{r: strings.NewReader(text), deadline: newDeadline()}
 	return syntax.NewParser(syntax.Variant(lang)).Parse(r, "")
 }
 

@@ -41,7 +41,7 @@ func TestUnboundPerProgram(t *testing.T) {
 		{[]string{"bash", "-c", "true"}, []string{"BASH_ENV", "~/.bashrc"}, []string{"~/.bash_profile"}},
 		{[]string{"bash", "--login", "-c", "true"}, []string{"~/.bash_profile"}, nil},
 		{[]string{"sh", "-c", "git commit -m x && make"}, []string{"git via PATH", ".git/hooks/*", "make via PATH", "Makefile", "PATH"}, nil},
-		{[]string{"sh", "-c", "ssh host.example 'bash -lc true'"}, []string{"~/.ssh/config", "~/.bash_profile"}, nil},
+		{[]string{"sh", "-c", "ssh host.example 'bash -lc true'"}, []string{"~/.ssh/config", "~/.bash_profile", "the remote shell on host.example"}, nil},
 		{[]string{"sh", "-c", "python3 - <<'E'\nprint(1)\nE"}, []string{"the program it reads on standard input"}, nil},
 		{[]string{"bash"}, []string{"the program it reads on standard input", "BASH_ENV"}, nil},
 		{[]string{"sh", "-s"}, []string{"the program it reads on standard input"}, nil},

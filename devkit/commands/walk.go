@@ -17,7 +17,6 @@ import (
 	"hash/maphash"
 	"path"
 	"strings"
-	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -35,7 +34,7 @@ type walker struct {
 	lang     syntax.LangVariant
 	dash     bool // the shell is dash or ash: arithmetic never evaluates a value as code
 	wd, cwd  string
-	deadline time.Time
+	deadline deadline
 	standIn  byte // stands for CR in the parsed text
 	stopped  string
 	nodes    int
@@ -76,6 +75,7 @@ type walker struct {
 	// For the class: constructs the read-only rule refuses in a script.
 	computes string // the first assignment, expansion or arithmetic, shown
 
+	numeric     map[string]bool // variables the script set to a literal number
 	unbound     *unboundList
 	viaPathSeen map[string]bool
 	matches     map[uint64][]cachedMatch // matchCached
@@ -90,12 +90,12 @@ type netUse struct {
 	readsStdin bool
 }
 
-func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline time.Time, standIn byte, size int) *walker {
+func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
 		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
@@ -213,7 +213,7 @@ func (w *walker) tick() bool {
 		return false
 	}
 	w.nodes++
-	if w.nodes%256 == 0 && time.Now().After(w.deadline) {
+	if w.nodes%256 == 0 && w.deadline.passed() {
 		w.stopped = "the device stopped explaining after its time budget"
 		return false
 	}
@@ -396,11 +396,13 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			kw = "until"
 		}
 		w.emit(depth, prefix+kw+tail+":")
+		w.loopUnnumber(c)
 		// The condition (read ...) takes the loop's input each round.
 		w.stmts(c.Cond, depth+1, in)
 		w.emit(depth, "repeat:")
 		out = w.stmts(c.Do, depth+1, in)
 	case *syntax.ForClause:
+		w.loopUnnumber(c)
 		head := "for"
 		if c.Select {
 			head = "select"
@@ -419,11 +421,20 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			}
 			w.emit(depth, prefix+head+tail+":")
 			taint := ""
+			numbers := l.InPos.IsValid()
 			for _, it := range l.Items {
 				taint = cmp.Or(w.word(it, depth, line), taint)
+				if v, ok := fixedWord(it); !ok || !isNumber(v) {
+					numbers = false
+				}
 			}
 			if taint != "" {
 				w.secretVars[l.Name.Value] = true
+			}
+			if numbers {
+				w.numeric[l.Name.Value] = true
+			} else {
+				delete(w.numeric, l.Name.Value)
 			}
 		case *syntax.CStyleLoop:
 			w.emit(depth, prefix+head+" "+w.show(l)+tail+":")
@@ -461,11 +472,14 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			w.funcs[n.Value] = c.Body
 		}
 		w.emit(depth, prefix+"define function "+w.display(name)+tail+", which runs when called:")
-		saved := w.cwd
+		// The body runs when called, with the variables of that time: no
+		// variable is known to hold a number in it.
+		saved, savedNumeric := w.cwd, w.numeric
+		w.numeric = map[string]bool{}
 		w.inFunc[name] = true
 		w.stmt(c.Body, depth+1, "", in)
 		delete(w.inFunc, name)
-		w.cwd = saved
+		w.cwd, w.numeric = saved, savedNumeric
 	case *syntax.ArithmCmd:
 		w.emit(depth, prefix+w.show(c)+tail)
 		w.computed(line, w.show(c))
@@ -836,6 +850,44 @@ func plainChars(s string) bool {
 	return true
 }
 
+// loopUnnumber: a loop's body runs again after its own assignments, so a
+// variable it sets to anything but a number no longer holds one anywhere
+// in the loop.
+func (w *walker) loopUnnumber(loop syntax.Node) {
+	if len(w.numeric) == 0 {
+		return
+	}
+	syntax.Walk(loop, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name == nil {
+				return true
+			}
+			numeric := false
+			if n.Value != nil && n.Index == nil && n.Array == nil && !n.Append {
+				if v, ok := fixedWord(n.Value); ok {
+					numeric = isNumber(v)
+				} else if len(n.Value.Parts) == 1 {
+					_, numeric = n.Value.Parts[0].(*syntax.ArithmExp)
+				}
+			}
+			if !numeric {
+				delete(w.numeric, n.Name.Value)
+			}
+		case *syntax.CallExpr:
+			// read NAME, mapfile NAME, printf -v NAME: set by the input.
+			for _, a := range n.Args {
+				if v, ok := fixedWord(a); ok {
+					delete(w.numeric, v)
+				}
+			}
+		case *syntax.WordIter:
+			delete(w.numeric, n.Name.Value)
+		}
+		return true
+	})
+}
+
 // computed notes the first construct that computes a value at run time
 // (an assignment, an expansion, arithmetic): the read-only rule refuses a
 // script with one.
@@ -997,14 +1049,24 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 	found := ""
 	syntax.Walk(x, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.BinaryArithm:
+			// NAME = EXPR sets NAME to a number without reading it.
+			if n.Op == syntax.Assgn {
+				if wd, ok := n.X.(*syntax.Word); ok {
+					if v, fixed := fixedWord(wd); fixed && isVarName(v) {
+						w.numeric[v] = true
+					}
+				}
+			}
 		case *syntax.ParamExp:
-			if n.Param != nil {
-				found = "$" + n.Param.Value
-			} else {
+			switch {
+			case n.Param == nil:
 				found = "an expansion"
+			case !w.numeric[n.Param.Value] || n.Index != nil || n.Exp != nil || n.Repl != nil || n.Slice != nil:
+				found = "$" + n.Param.Value
 			}
 		case *syntax.Lit:
-			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') {
+			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') && !w.numeric[v] {
 				found = v
 			}
 		case *syntax.CmdSubst:
@@ -1200,6 +1262,17 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 		value, fixed = w.value(a.Value)
 	}
 	w.envAssign(name, value, fixed, line)
+	// A variable the script gave a number it wrote holds a number:
+	// arithmetic on it evaluates nothing else.
+	arith := a.Value != nil && len(a.Value.Parts) == 1
+	if arith {
+		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
+	}
+	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith) {
+		w.numeric[name] = true
+	} else {
+		delete(w.numeric, name)
+	}
 	if _, ok := w.envSecrets[name]; ok {
 		w.mark(SeverityExposes, line, true, "sets secret variable %s", w.display(name))
 	}
