@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 	"agentknock.dev/agentknock/devkit/device"
 )
 
@@ -38,6 +39,9 @@ type approver struct {
 	audit  *auditLog
 	now    func() time.Time
 	con    *console
+	// model is the command model every request is explained with; it
+	// remembers the executables it hashed.
+	model *commandmodel.Analyzer
 	// prompt: serve's standard input is a terminal, so the oldest pending
 	// request is also asked about there.
 	prompt atomic.Bool
@@ -74,7 +78,7 @@ type answer struct {
 
 // newApprover keeps grants, rules and the audit log in stateDir.
 func newApprover(p *policy, stateDir string, now func() time.Time, con *console, prompt bool) *approver {
-	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now),
+	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now), model: commandmodel.New(),
 		audit: newAuditLog(stateDir, func(m string) { con.printf("  (audit log: %s)\n", clean(m)) }), now: now, con: con}
 	ap.rules.audit, ap.grants.audit = ap.audit, ap.audit // a rule or grant is used only as the log records it
 	ap.prompt.Store(prompt)
@@ -102,7 +106,7 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	v := viewOf(a)
 	d, note, by, ok, askedAgain := ap.automatic(a)
 	v.AskedAgain = askedAgain
-	ap.con.print(renderApproval(&v))
+	ap.con.print(renderApprovalWith(ap.model, &v))
 	if ok {
 		ap.con.printf("  -> %s %s\n", clean(a.ID), note)
 		d = ap.record(a, d, by)
@@ -177,7 +181,7 @@ func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) device.
 		note, by = "decided at once", decidedBy{who: "device", how: "decided at once"}
 	}
 	v := viewOf(a)
-	ap.con.print(renderApproval(&v))
+	ap.con.print(renderApprovalWith(ap.model, &v))
 	ap.con.printf("  -> %s %s\n", clean(a.ID), note)
 	d = ap.record(a, d, by)
 	ap.showConfirmedCode(a, d)
@@ -325,7 +329,7 @@ func (ap *approver) take(p *pendingItem) (ok bool, next *pendingItem) {
 // the earlier display may have scrolled away.
 func (ap *approver) advance(next *pendingItem) {
 	if next != nil && ap.prompt.Load() {
-		ap.con.print("\n--- next request waiting ---\n" + renderApproval(&next.view))
+		ap.con.print("\n--- next request waiting ---\n" + renderApprovalWith(ap.model, &next.view))
 		ap.showPrompt(next)
 	}
 }

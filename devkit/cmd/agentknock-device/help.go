@@ -124,17 +124,21 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote] [
   A shell script is explained: when the executable (not argv[0]) is sh,
   bash, dash or zsh with -c SCRIPT (any option order, e.g. bash -euo
   pipefail -c, sh -ec), or a SCRIPT executable whose #! line runs one
-  (env -S included), the script is parsed. The explanation opens with a
-  verdict: "understood" (every command a plain name the device knows,
-  nothing computed or run that it cannot see, the secrets reaching only the
-  programs listed) or "not understood, because" and each construct with
-  its line. Then each command in the order it runs ("if that succeeded:",
-  "piped into:", ...), who can read each secret, the network hosts, and
-  "!" marks: secret data sent somewhere, whole-environment readers,
-  look-alike hosts, writes outside the working directory, sudo, tracing.
-  It cannot see PATH, the files programs read, or the inherited
-  environment. A part that does not parse is marked; the commands before
-  it are explained.
+  (env -S included), the script is parsed, and every command is matched
+  against the device's command tables by its options and subcommands (a
+  command run directly is matched too, and shown when it is not understood
+  or marked). The explanation opens with a verdict: "understood" (every
+  command in a form its table describes, nothing computed at run time, the
+  secrets reaching only the programs listed) or "not understood, because"
+  and each reason with its line (an option no table lists is one). Then
+  each command in the order it runs ("if that succeeded:", "piped into:",
+  ...), who can read each secret, the network hosts, whose code runs (the
+  files a build or test tool reads), and "!" marks, most severe first:
+  code the device cannot follow, secret data sent somewhere,
+  whole-environment readers, look-alike hosts, writes outside the working
+  directory, sudo, tracing. It cannot see PATH, the contents of the files
+  programs read, or the inherited environment. A part that does not parse
+  is marked; the commands before it are explained.
 
   Then, in order:
     1. the policy, if it says approve or deny;

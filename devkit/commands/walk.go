@@ -1,20 +1,22 @@
-// The walk over a parsed script that explain.go starts: each statement is
-// visited once (nested scripts, substitutions and functions one level
-// deeper, up to maxDepth), its command shown as the client wrote it, and
-// everything the device cannot see through becomes a reason of the
-// verdict. It also follows the secrets: which programs inherit them, which
-// name them, which read standard input, and where secret data is sent.
-package main
+// The walk over a parsed script (design: "What the device tells the
+// person"): each statement is visited once (nested scripts, substitutions
+// and functions one level deeper, up to maxDepth), its command shown as
+// the client wrote it, and everything the device cannot see through
+// becomes a reason of the verdict. It follows the secrets through every
+// input: the environment every program inherits, words that name them,
+// standard input into pipelines and loops, here-strings and
+// here-documents, function arguments into the body, and files the script
+// wrote with secret data and later reads. run.go handles each simple
+// command.
+package commands
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"path"
-	"slices"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -24,57 +26,82 @@ type progRef struct {
 	line int
 }
 
+// walker is the state of one analysis.
 type walker struct {
-	x        *explanation
+	z        *Analyzer
+	cat      *catalog
+	a        *Analysis
 	lang     syntax.LangVariant
 	dash     bool // the shell is dash or ash: arithmetic never evaluates a value as code
 	wd, cwd  string
-	deadline time.Time
-	standIn  byte // stands for CR in the parsed text (explain.go)
+	deadline deadline
+	standIn  byte // stands for CR in the parsed text
 	stopped  string
 	nodes    int
 	// nestedBytes bounds the nested scripts parsed (eval, sh -c, trap).
 	nestedBytes int
+	// silent > 0: re-walking a function body for its arguments; nothing
+	// is shown and no command is listed again.
+	silent int
 
 	// The unit being walked: its text, and the line every finding in it
 	// is reported on when it is a nested script (0: its own lines).
 	src      string
 	lineHere int
 
-	envSecrets   map[string]bool
+	envSecrets   map[string]string // variable -> secret name
 	stdinSecrets []string
 	secretVars   map[string]bool // delivered, or assigned from secret data (read)
 
-	funcs      map[string]bool
-	written    map[string]string // resolved path -> how the script wrote it
-	tainted    map[string]bool   // resolved paths holding secret data
-	programs   []progRef         // every program run: they inherit the environment
-	progSeen   map[string]bool
-	stdinRead  []progRef
-	named      map[string][]progRef
-	hosts      []string
-	hostSeen   map[string]bool
-	unseen     map[string]bool
-	downloaded bool           // a download saved a file earlier in the script
-	extracted  bool           // and an archive was unpacked after it
-	seen       map[string]int // finding text -> its index in its list
-	controls   bool
+	funcs     map[string]*syntax.Stmt
+	inFunc    map[string]bool
+	written   map[string]int    // resolved path -> line the script wrote it
+	how       map[string]string // resolved path -> how: "wrote", "downloaded", "changed", "built"
+	downloads map[string]int    // files a download saved, by resolved path
+	extracted int               // the line an archive from a download was unpacked
+	tainted   map[string]bool   // resolved paths holding secret data
+	programs  []progRef         // every program run: they inherit the environment
+	progSeen  map[string]bool
+	stdinRead []progRef
+	named     map[string][]progRef
+	hostSeen  map[string]bool
+	unseen    map[string]bool
+	seen      map[string]int // finding key -> its index in its list
+	controls  bool
 	// callNamed collects the secret variables the words of the simple
 	// command being read name.
 	callNamed []string
+
+	// For the class: constructs the read-only rule refuses in a script.
+	computes string // the first assignment, expansion or arithmetic, shown
+
+	numeric     map[string]bool // variables the script set to a literal number
+	unbound     *unboundList
+	viaPathSeen map[string]bool
+	matches     map[uint64][]cachedMatch // matchCached
+	seed        maphash.Seed
+	netUses     []netUse // commands that open the network, for the class
 }
 
-func newWalker(lang syntax.LangVariant, wd string, secrets []deliveredSecret, deadline time.Time, standIn byte, size int) *walker {
-	w := &walker{lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
-		envSecrets: map[string]bool{}, secretVars: map[string]bool{}, funcs: map[string]bool{},
-		written: map[string]string{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
-		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{}}
+// netUse is one command that opens the network.
+type netUse struct {
+	form       string
+	forSecret  []string
+	readsStdin bool
+}
+
+func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
+	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
+		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
+		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
+		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
-		if s.stdin {
-			w.stdinSecrets = append(w.stdinSecrets, s.name)
+		if s.Stdin || s.Env == "" {
+			w.stdinSecrets = append(w.stdinSecrets, s.Name)
 		} else {
-			w.envSecrets[s.name] = true
-			w.secretVars[s.name] = true
+			w.envSecrets[s.Env] = s.Name
+			w.secretVars[s.Env] = true
 		}
 	}
 	return w
@@ -85,29 +112,36 @@ type flow struct {
 	stdin bool   // it reads the script's own standard input
 	taint string // its input carries secret data: from what
 	piped string // its input is the output of this command (a pipeline)
+	hdoc  *syntax.Redirect
 }
 
 // reason records something the device cannot see through.
-func (w *walker) reason(line int, secret bool, format string, args ...any) {
-	w.add(&w.x.reasons, line, secret, fmt.Sprintf(format, args...))
+func (w *walker) reason(sev Severity, line int, secret bool, format string, args ...any) {
+	w.add(&w.a.Reasons, "r", sev, line, secret, fmt.Sprintf(format, args...))
 }
 
 // mark records a "!" line.
-func (w *walker) mark(line int, secret bool, format string, args ...any) {
-	w.add(&w.x.marks, line, secret, fmt.Sprintf(format, args...))
+func (w *walker) mark(sev Severity, line int, secret bool, format string, args ...any) {
+	w.add(&w.a.Marks, "m", sev, line, secret, fmt.Sprintf(format, args...))
+}
+
+// runsLine records whose code runs.
+func (w *walker) runsLine(line int, format string, args ...any) {
+	w.add(&w.a.Runs, "c", SeverityRunsUnseen, line, false, fmt.Sprintf(format, args...))
 }
 
 // add records a finding once: the same text on later lines counts as more
 // places of the first.
-func (w *walker) add(list *[]finding, line int, secret bool, text string) {
-	if i, ok := w.seen[text]; ok {
-		if f := &(*list)[i]; f.text == text && f.line != line {
-			f.more++
+func (w *walker) add(list *[]Finding, kind string, sev Severity, line int, secret bool, text string) {
+	key := kind + text
+	if i, ok := w.seen[key]; ok {
+		if f := &(*list)[i]; f.Text == text && f.Line != line {
+			f.More++
 		}
 		return
 	}
-	w.seen[text] = len(*list)
-	*list = append(*list, finding{line: line, text: text, secret: secret})
+	w.seen[key] = len(*list)
+	*list = append(*list, Finding{Line: line, Severity: sev, Secret: secret, Text: text})
 }
 
 func (w *walker) lineOf(p syntax.Pos) int {
@@ -129,7 +163,9 @@ func (w *walker) show(n syntax.Node) string {
 	return w.display(w.src[a:b])
 }
 
-// display is literal text with the CR stand-in shown as \r, clipped.
+// display is literal text with the CR stand-in shown as \r, clipped. A
+// tab is shown as \t but is no control character worth a mark: Makefiles
+// and here-documents need them.
 func (w *walker) display(s string) string {
 	if len(s) > maxLineBytes*2 {
 		s = s[:maxLineBytes*2]
@@ -137,31 +173,38 @@ func (w *walker) display(s string) string {
 	if w.standIn != 0 {
 		s = strings.ReplaceAll(s, string(w.standIn), "\r")
 	}
-	out := literal(s)
+	out := Literal(s)
 	if out != s {
-		w.controls = true
+		if noTabs := strings.ReplaceAll(s, "\t", ""); Literal(noTabs) != noTabs {
+			w.controls = true
+		}
 	}
 	return clip(out)
 }
 
 // value is a word's fixed value, with CR restored; ok is false when the
 // word is computed at run time.
-func (w *walker) value(word *syntax.Word) (string, bool) {
-	v, ok := fixedWord(word)
+func (w *walker) value(wd *syntax.Word) (string, bool) {
+	v, ok := fixedWord(wd)
 	if ok && w.standIn != 0 {
 		v = strings.ReplaceAll(v, string(w.standIn), "\r")
 	}
 	return v, ok
 }
 
-func (w *walker) emit(depth int, text string) {
-	if len(w.x.lines) >= maxExplainLines {
-		if w.x.truncated == "" {
-			w.x.truncated = fmt.Sprintf("(more than %d lines; the rest is checked but not shown, the full text is above)", maxExplainLines)
-		}
-		return
+// emit shows one line at depth; ok is false when the cap stopped it.
+func (w *walker) emit(depth int, text string) bool {
+	if w.silent > 0 {
+		return true
 	}
-	w.x.lines = append(w.x.lines, strings.Repeat("  ", min(depth, 12))+text)
+	if len(w.a.Shown) >= maxShownLines {
+		if w.a.Truncated == "" {
+			w.a.Truncated = fmt.Sprintf("(more than %d lines; the rest is checked but not shown, the full text is above)", maxShownLines)
+		}
+		return false
+	}
+	w.a.Shown = append(w.a.Shown, strings.Repeat("  ", min(depth, 12))+text)
+	return true
 }
 
 // tick counts work and stops the walk once the time budget is spent.
@@ -170,7 +213,7 @@ func (w *walker) tick() bool {
 		return false
 	}
 	w.nodes++
-	if w.nodes%256 == 0 && time.Now().After(w.deadline) {
+	if w.nodes%256 == 0 && w.deadline.passed() {
 		w.stopped = "the device stopped explaining after its time budget"
 		return false
 	}
@@ -179,7 +222,7 @@ func (w *walker) tick() bool {
 
 // unit parses text and walks its statements. depth is the nesting of the
 // unit; line, when not 0, is where a nested unit sits in the script.
-func (w *walker) unit(text string, depth, line int, stdin bool) {
+func (w *walker) unit(text string, depth, line int, in flow) {
 	savedSrc, savedLine := w.src, w.lineHere
 	w.src, w.lineHere = text, line
 	defer func() { w.src, w.lineHere = savedSrc, savedLine }()
@@ -199,7 +242,7 @@ func (w *walker) unit(text string, depth, line int, stdin bool) {
 		}
 		if !w.tick() {
 			done = true
-			w.reason(w.lineHere, false, "%s; the rest is not explained", w.stopped)
+			w.reason(SeverityRunsUnseen, w.lineHere, false, "%s; the rest is not explained", w.stopped)
 			continue
 		}
 		prefix := "then: "
@@ -207,7 +250,7 @@ func (w *walker) unit(text string, depth, line int, stdin bool) {
 			prefix = ""
 		}
 		first = false
-		w.stmt(st, depth, prefix, flow{stdin: stdin})
+		w.stmt(st, depth, prefix, in)
 	}
 	if first && depth == 0 {
 		w.emit(0, "(no commands)")
@@ -218,12 +261,12 @@ func (w *walker) unit(text string, depth, line int, stdin bool) {
 func (w *walker) parseError(err error, depth, line int) {
 	if errors.Is(err, errDeep) {
 		w.emit(depth, "(the script nests deeper than the device follows here)")
-		w.reason(w.lineHere, false, "the script nests more than %d levels deep; the device stops there and the rest is not explained", maxParseNesting)
+		w.reason(SeverityRunsUnseen, w.lineHere, false, "the script nests more than %d levels deep; the device stops there and the rest is not explained", maxParseNesting)
 		return
 	}
 	if errors.Is(err, errBudget) || w.stopped != "" {
 		w.stopped = "the device stopped reading the script after its time budget"
-		w.reason(w.lineHere, false, "the device stopped reading the script after its time budget (nesting or size); the rest is not explained")
+		w.reason(SeverityRunsUnseen, w.lineHere, false, "the device stopped reading the script after its time budget (nesting or size); the rest is not explained")
 		return
 	}
 	errLine := 0
@@ -235,28 +278,29 @@ func (w *walker) parseError(err error, depth, line int) {
 		errLine = line
 	}
 	w.emit(depth, "(the script does not parse here; the shell runs the commands above before it fails)")
-	w.reason(errLine, false, "the script does not parse (%s); the shell may run the commands before this line, which are explained, and fails here", w.display(err.Error()))
+	w.reason(SeverityRunsUnseen, errLine, false, "the script does not parse (%s); the shell may run the commands before this line, which are explained, and fails here", w.display(err.Error()))
+	w.unbound.add("the script as the shell reads it", "it does not parse here, so what it runs is not known", "")
 }
 
 // nested walks a script inside the script (eval, sh -c, trap, a shell's
-// here-document) when its text is fixed.
-func (w *walker) nested(text string, depth, line int, label string, lang syntax.LangVariant, stdin bool) {
+// here-document, a remote command) when its text is fixed.
+func (w *walker) nested(text string, depth, line int, label string, lang syntax.LangVariant, in flow) {
 	if strings.TrimSpace(text) == "" {
 		return
 	}
 	if len(text) > w.nestedBytes {
-		w.reason(line, false, "nested scripts larger than the device follows; the rest is not explained")
+		w.reason(SeverityRunsUnseen, line, false, "nested scripts larger than the device follows; the rest is not explained")
 		return
 	}
 	w.nestedBytes -= len(text)
 	if depth+1 > maxDepth {
-		w.reason(line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		w.reason(SeverityRunsUnseen, line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
 		return
 	}
 	w.emit(depth+1, label)
 	savedLang, savedCwd := w.lang, w.cwd
 	w.lang = lang
-	w.unit(text, depth+2, line, stdin)
+	w.unit(text, depth+2, line, in)
 	w.lang, w.cwd = savedLang, savedCwd
 }
 
@@ -275,7 +319,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	}
 	line := w.lineOf(s.Pos())
 	if depth > maxDepth {
-		w.reason(line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		w.reason(SeverityRunsUnseen, line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
 		return ""
 	}
 	var notes []string
@@ -286,16 +330,17 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		notes = append(notes, "in the background")
 		in.stdin = false // a background job reads /dev/null when job control is off
 		if len(w.envSecrets) > 0 {
-			w.mark(line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
+			w.mark(SeverityExposes, line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
 		}
 	}
-	rin, rnotes, heredocs := w.redirects(s, line, &in)
+	rin, rnotes, heredocs, outs := w.redirects(s, line, &in)
 	notes = append(notes, rnotes...)
 	tail := ""
 	if len(notes) > 0 {
 		tail = " [" + strings.Join(notes, "; ") + "]"
 	}
 	var out string
+	shownBefore := len(w.a.Shown)
 	switch c := s.Cmd.(type) {
 	case nil:
 		w.emit(depth, prefix+"(redirections only)"+tail)
@@ -319,7 +364,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		b := w.stmt(c.Y, d, connectors[c.Op], in)
 		out = cmp.Or(a, b)
 	case *syntax.CallExpr:
-		out = w.call(c, s, depth, prefix, tail, in, heredocs)
+		out = w.call(c, depth, prefix, tail, in)
 	case *syntax.DeclClause:
 		out = w.decl(c, depth, prefix, tail, line)
 	case *syntax.Subshell:
@@ -351,10 +396,13 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			kw = "until"
 		}
 		w.emit(depth, prefix+kw+tail+":")
+		w.loopUnnumber(c)
+		// The condition (read ...) takes the loop's input each round.
 		w.stmts(c.Cond, depth+1, in)
 		w.emit(depth, "repeat:")
 		out = w.stmts(c.Do, depth+1, in)
 	case *syntax.ForClause:
+		w.loopUnnumber(c)
 		head := "for"
 		if c.Select {
 			head = "select"
@@ -372,11 +420,25 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				head += clip(strings.Join(items, " "))
 			}
 			w.emit(depth, prefix+head+tail+":")
+			taint := ""
+			numbers := l.InPos.IsValid()
 			for _, it := range l.Items {
-				w.word(it, depth, line, "for")
+				taint = cmp.Or(w.word(it, depth, line), taint)
+				if v, ok := fixedWord(it); !ok || !isNumber(v) {
+					numbers = false
+				}
+			}
+			if taint != "" {
+				w.secretVars[l.Name.Value] = true
+			}
+			if numbers {
+				w.numeric[l.Name.Value] = true
+			} else {
+				delete(w.numeric, l.Name.Value)
 			}
 		case *syntax.CStyleLoop:
 			w.emit(depth, prefix+head+" "+w.show(l)+tail+":")
+			w.computed(line, w.show(l))
 			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
 				w.arithm(x, depth, line)
 			}
@@ -384,12 +446,12 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		out = w.stmts(c.Do, depth+1, in)
 	case *syntax.CaseClause:
 		w.emit(depth, prefix+"case "+w.show(c.Word)+tail+":")
-		w.word(c.Word, depth, line, "case")
+		w.word(c.Word, depth, line)
 		for _, it := range c.Items {
 			var pats []string
 			for _, p := range it.Patterns {
 				pats = append(pats, w.show(p))
-				w.word(p, depth, line, "case")
+				w.word(p, depth, line)
 			}
 			w.emit(depth+1, clip(strings.Join(pats, " | "))+"):")
 			out = cmp.Or(out, w.stmts(it.Stmts, depth+2, in))
@@ -404,45 +466,58 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		name := "(anonymous)"
 		if c.Name != nil {
 			name = c.Name.Value
-			w.funcs[name] = true
+			w.funcs[name] = c.Body
 		}
 		for _, n := range c.Names {
-			w.funcs[n.Value] = true
+			w.funcs[n.Value] = c.Body
 		}
 		w.emit(depth, prefix+"define function "+w.display(name)+tail+", which runs when called:")
-		saved := w.cwd
+		// The body runs when called, with the variables of that time: no
+		// variable is known to hold a number in it.
+		saved, savedNumeric := w.cwd, w.numeric
+		w.numeric = map[string]bool{}
+		w.inFunc[name] = true
 		w.stmt(c.Body, depth+1, "", in)
-		w.cwd = saved
+		delete(w.inFunc, name)
+		w.cwd, w.numeric = saved, savedNumeric
 	case *syntax.ArithmCmd:
 		w.emit(depth, prefix+w.show(c)+tail)
+		w.computed(line, w.show(c))
 		w.arithm(c.X, depth, line)
 	case *syntax.LetClause:
 		w.emit(depth, prefix+w.show(c)+tail)
+		w.computed(line, w.show(c))
 		for _, x := range c.Exprs {
 			w.arithm(x, depth, line)
 		}
 	case *syntax.TestClause:
 		w.emit(depth, prefix+w.show(c)+tail)
 		w.test(c.X, depth, line)
+		w.command(line, depth, w.show(c), "[[", "[[", ClassReadOnly)
 	case *syntax.CoprocClause:
 		w.emit(depth, prefix+"coprocess"+tail+":")
 		out = w.stmt(c.Stmt, depth+1, "", flow{})
 	default:
 		w.emit(depth, prefix+w.show(s.Cmd)+tail)
-		w.reason(line, false, "a construct the device does not explain: %s", w.show(s.Cmd))
+		w.reason(SeverityRunsUnseen, line, false, "a construct the device does not explain: %s", w.show(s.Cmd))
 	}
 	for _, r := range heredocs {
-		w.heredocBody(r, depth, line)
+		if !w.heredocShown(r) {
+			w.heredocBody(r, depth, line, shownBefore)
+		}
 	}
 	if rin != "" && out == "" {
 		out = rin
 	}
+	// A file written with secret data holds it from now on; written to
+	// /dev/tcp, the data is sent.
 	if out != "" {
-		// A file written with secret data holds it from now on.
-		for _, r := range s.Redirs {
-			if r.Op == syntax.RdrOut || r.Op == syntax.AppOut || r.Op == syntax.RdrAll || r.Op == syntax.AppAll || r.Op == syntax.RdrClob {
-				if v, ok := w.value(r.Word); ok {
-					w.tainted[w.resolve(v)] = true
+		for _, p := range outs {
+			w.tainted[p] = true
+			for _, dev := range []string{"/dev/tcp/", "/dev/udp/"} {
+				if rest, ok := strings.CutPrefix(p, dev); ok {
+					h, _, _ := strings.Cut(rest, "/")
+					w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s through a redirection: %s", w.display(out), w.display(h), w.show(s))
 				}
 			}
 		}
@@ -466,9 +541,10 @@ var fdNames = map[string]string{"0": "stdin", "1": "stdout", "2": "stderr"}
 
 // redirects describes a statement's redirections, checks where they read
 // and write, and updates its input. It returns secret data the statement
-// reads through a redirection (so its output carries it), the notes, and
-// the here-documents to show after the command.
-func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, notes []string, heredocs []*syntax.Redirect) {
+// reads through a redirection (so its output carries it), the notes, the
+// here-documents to show after the command, and the files its output is
+// written to.
+func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, notes []string, heredocs []*syntax.Redirect, outs []string) {
 	for _, r := range s.Redirs {
 		fd := ""
 		if r.N != nil {
@@ -486,7 +562,7 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 		target, wordTaint := "", ""
 		if r.Word != nil {
 			target = w.show(r.Word)
-			wordTaint = w.word(r.Word, 0, line, "redirection")
+			wordTaint = w.word(r.Word, 0, line)
 		}
 		isStdin := fd == "" || fd == "0"
 		switch r.Op {
@@ -501,32 +577,35 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			}
 			notes = append(notes, what+verb+target)
 			w.checkWrite("writes", r.Word, line)
-			w.netPath(r.Word, line, "redirection")
+			if v, ok := w.value(r.Word); ok {
+				outs = append(outs, w.resolve(v))
+			}
+			w.netPath(r.Word, line)
 		case syntax.RdrIn:
 			notes = append(notes, stream("stdin")+" from "+target)
 			v, ok := w.value(r.Word)
 			if ok {
-				if t := w.readsFile(v, line, "redirection"); t != "" {
+				if t := w.readsFile(v, line); t != "" {
 					taint = t
 				}
 			}
 			if t := w.skeletonChecks(r.Word, line); t != "" {
 				taint = t
 			}
-			w.netPath(r.Word, line, "redirection")
+			w.netPath(r.Word, line)
 			if ok && (v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0") {
 				break // still the script's standard input
 			}
 			if isStdin {
-				in.stdin, in.piped = false, ""
+				in.stdin, in.piped, in.hdoc = false, "", nil
 				in.taint = taint
 			}
 		case syntax.RdrInOut:
 			notes = append(notes, stream("stdin")+" read and written: "+target)
 			w.checkWrite("writes", r.Word, line)
-			w.netPath(r.Word, line, "redirection")
+			w.netPath(r.Word, line)
 			if isStdin {
-				in.stdin, in.piped, in.taint = false, "", ""
+				in.stdin, in.piped, in.taint, in.hdoc = false, "", "", nil
 			}
 		case syntax.DplIn, syntax.DplOut:
 			def := "stdout"
@@ -542,42 +621,77 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 				notes = append(notes, stream(def)+" to fd "+target)
 			}
 			if r.Op == syntax.DplIn && isStdin && target != "0" {
-				in.stdin, in.piped, in.taint = false, "", ""
+				in.stdin, in.piped, in.taint, in.hdoc = false, "", "", nil
 			}
 		case syntax.Hdoc, syntax.DashHdoc:
 			notes = append(notes, stream("stdin")+" from a here-document")
 			heredocs = append(heredocs, r)
 			// Its expansions run before the command does.
-			hdocTaint := w.word(r.Hdoc, 0, line, "here-document")
+			hdocTaint := w.word(r.Hdoc, 0, line)
 			if isStdin {
-				in.stdin, in.piped, in.taint = false, "here-document", hdocTaint
+				in.stdin, in.piped, in.taint, in.hdoc = false, "here-document", hdocTaint, r
 			}
 		case syntax.WordHdoc:
 			notes = append(notes, stream("stdin")+" from the string "+target)
 			if isStdin {
-				in.stdin, in.piped, in.taint = false, "here-string", wordTaint
+				in.stdin, in.piped, in.taint, in.hdoc = false, "here-string", wordTaint, nil
 			}
 		default:
 			notes = append(notes, target)
 		}
 	}
-	return taint, notes, heredocs
+	return taint, notes, heredocs, outs
 }
 
-func (w *walker) heredocBody(r *syntax.Redirect, depth, line int) {
+// heredocLines is a here-document's body as written, line by line.
+func (w *walker) heredocLines(r *syntax.Redirect) []string {
 	if r.Hdoc == nil {
-		return
+		return nil
 	}
-	body := strings.TrimSuffix(w.src[min(int(r.Hdoc.Pos().Offset()), len(w.src)):min(int(r.Hdoc.End().Offset()), len(w.src))], "\n")
-	n := strings.Count(body, "\n") + 1
-	shown := 0
-	for l := range strings.SplitSeq(body, "\n") {
-		if shown == 20 {
-			w.emit(depth+1, fmt.Sprintf("| ... (%d more lines of the here-document)", n-shown))
+	a, b := min(int(r.Hdoc.Pos().Offset()), len(w.src)), min(int(r.Hdoc.End().Offset()), len(w.src))
+	if a > b {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(w.src[a:b], "\n"), "\n")
+	// The closing delimiter is not part of the body.
+	if n := len(lines); n > 0 && r.Word != nil {
+		if delim, ok := fixedWord(r.Word); ok && strings.TrimLeft(lines[n-1], "\t") == delim {
+			lines = lines[:n-1]
+		}
+	}
+	return lines
+}
+
+// heredocShown reports a here-document already shown whole (run as code).
+func (w *walker) heredocShown(r *syntax.Redirect) bool {
+	_, ok := w.seen[fmt.Sprintf("hdoc%p", r)]
+	return ok
+}
+
+// heredocBody shows a here-document that is data: its first lines.
+func (w *walker) heredocBody(r *syntax.Redirect, depth, line, _ int) {
+	lines := w.heredocLines(r)
+	for i, l := range lines {
+		if i == heredocShown {
+			w.emit(depth+1, fmt.Sprintf("| ... (%d more lines of the here-document)", len(lines)-i))
 			break
 		}
 		w.emit(depth+1, "| "+w.display(l))
-		shown++
+	}
+}
+
+// heredocWhole shows a here-document that is run as code, every line: if
+// the line cap would cut it, the script is not understood, so no code
+// hides below the cut.
+func (w *walker) heredocWhole(r *syntax.Redirect, depth, line int, runBy string) {
+	w.seen[fmt.Sprintf("hdoc%p", r)] = -1
+	lines := w.heredocLines(r)
+	if w.silent == 0 && len(w.a.Shown)+len(lines) > maxShownLines {
+		w.reason(SeverityRunsUnseen, line, false, "the here-document %s runs as code has %d lines, more than the device shows", runBy, len(lines))
+		return
+	}
+	for _, l := range lines {
+		w.emit(depth+1, "| "+w.display(l))
 	}
 }
 
@@ -620,6 +734,34 @@ func fixedWord(w *syntax.Word) (string, bool) {
 	return b.String(), true
 }
 
+// literalPrefix is the fixed text a word starts with, before its first
+// expansion (all of it when the word is fixed).
+func literalPrefix(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescapeLit(p.Value))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return b.String()
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return b.String()
+				}
+				b.WriteString(unescapeDq(l.Value))
+			}
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
+}
+
 // unescapeLit removes the backslashes of an unquoted literal (\x is x,
 // backslash-newline disappears).
 func unescapeLit(s string) string {
@@ -660,40 +802,40 @@ func unescapeDq(s string) string {
 
 // plainName is the command name of a word written plainly: one unquoted
 // literal of ordinary characters. why says what else it is.
-func (w *walker) plainName(word *syntax.Word) (name, why string) {
-	if len(word.Parts) == 1 {
-		if l, ok := word.Parts[0].(*syntax.Lit); ok {
+func (w *walker) plainName(wd *syntax.Word) (name, why string) {
+	if len(wd.Parts) == 1 {
+		if l, ok := wd.Parts[0].(*syntax.Lit); ok {
 			v := l.Value
 			switch {
 			case strings.ContainsRune(v, '\\'):
-				return "", "the command name is written with a backslash (" + w.show(word) + "), which the device does not take as a plain name"
+				return "", "the command name is written with a backslash (" + w.show(wd) + "), which the device does not take as a plain name"
 			case v == "[" || v == "[[":
 				return v, ""
 			case strings.ContainsAny(v, "*?") || strings.Contains(v, "[") && strings.Contains(v, "]"):
-				return "", "the command name is a glob pattern (" + w.show(word) + "), so the file it runs is found at run time"
+				return "", "the command name is a glob pattern (" + w.show(wd) + "), so the file it runs is found at run time"
 			case strings.ContainsAny(v, "{}") && w.lang != syntax.LangPOSIX:
-				return "", "the command name uses brace expansion (" + w.show(word) + "), so the command and its words are built at run time"
+				return "", "the command name uses brace expansion (" + w.show(wd) + "), so the command and its words are built at run time"
 			case strings.HasPrefix(v, "=") && w.lang == syntax.LangZsh:
-				return "", "the command name is zsh's =command expansion (" + w.show(word) + "), replaced by a path at run time"
+				return "", "the command name is zsh's =command expansion (" + w.show(wd) + "), replaced by a path at run time"
 			case strings.HasPrefix(v, "~"):
-				return "", "the command name starts with ~ (" + w.show(word) + "), a home directory found at run time"
+				return "", "the command name starts with ~ (" + w.show(wd) + "), a home directory found at run time"
 			case w.standIn != 0 && strings.IndexByte(v, w.standIn) >= 0:
-				return "", "the command name contains a carriage return (" + w.show(word) + ")"
+				return "", "the command name contains a carriage return (" + w.show(wd) + ")"
 			case v == "" || !plainChars(v):
-				return "", "the command name " + w.show(word) + " has characters the device does not take in a plain name"
+				return "", "the command name " + w.show(wd) + " has characters the device does not take in a plain name"
 			}
 			return v, ""
 		}
 	}
-	for _, p := range word.Parts {
+	for _, p := range wd.Parts {
 		switch p.(type) {
 		case *syntax.SglQuoted, *syntax.DblQuoted:
-			if v, ok := fixedWord(word); ok {
-				return "", fmt.Sprintf("the command name is quoted (%s runs %s); the device vouches only for plain names", w.show(word), w.display(v))
+			if v, ok := fixedWord(wd); ok {
+				return "", fmt.Sprintf("the command name is quoted (%s runs %s); the device vouches only for plain names", w.show(wd), w.display(v))
 			}
 		}
 	}
-	return "", "the command name comes from an expansion (" + w.show(word) + "), so what runs is decided at run time"
+	return "", "the command name comes from an expansion (" + w.show(wd) + "), so what runs is decided at run time"
 }
 
 func plainChars(s string) bool {
@@ -708,15 +850,62 @@ func plainChars(s string) bool {
 	return true
 }
 
+// loopUnnumber: a loop's body runs again after its own assignments, so a
+// variable it sets to anything but a number no longer holds one anywhere
+// in the loop.
+func (w *walker) loopUnnumber(loop syntax.Node) {
+	if len(w.numeric) == 0 {
+		return
+	}
+	syntax.Walk(loop, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name == nil {
+				return true
+			}
+			numeric := false
+			if n.Value != nil && n.Index == nil && n.Array == nil && !n.Append {
+				if v, ok := fixedWord(n.Value); ok {
+					numeric = isNumber(v)
+				} else if len(n.Value.Parts) == 1 {
+					_, numeric = n.Value.Parts[0].(*syntax.ArithmExp)
+				}
+			}
+			if !numeric {
+				delete(w.numeric, n.Name.Value)
+			}
+		case *syntax.CallExpr:
+			// read NAME, mapfile NAME, printf -v NAME: set by the input.
+			for _, a := range n.Args {
+				if v, ok := fixedWord(a); ok {
+					delete(w.numeric, v)
+				}
+			}
+		case *syntax.WordIter:
+			delete(w.numeric, n.Name.Value)
+		}
+		return true
+	})
+}
+
+// computed notes the first construct that computes a value at run time
+// (an assignment, an expansion, arithmetic): the read-only rule refuses a
+// script with one.
+func (w *walker) computed(line int, what string) {
+	if w.computes == "" {
+		w.computes = fmt.Sprintf("line %d: %s", line, what)
+	}
+}
+
 // word checks a word's expansions and text: secret names, indirection,
 // code-running expansions, arithmetic, and the substitutions it runs
 // (explained one level deeper). It returns the secret data its value can
 // carry ("" for none).
-func (w *walker) word(word *syntax.Word, depth, line int, where string) string {
-	if word == nil {
+func (w *walker) word(wd *syntax.Word, depth, line int) string {
+	if wd == nil {
 		return ""
 	}
-	return w.parts(word.Parts, depth, line)
+	return w.parts(wd.Parts, depth, line)
 }
 
 func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
@@ -731,19 +920,25 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 			t = w.text(p.Value, line)
 		case *syntax.SglQuoted:
 			t = w.text(p.Value, line)
+			if p.Dollar {
+				w.computed(line, "$'...'")
+			}
 		case *syntax.DblQuoted:
 			t = w.parts(p.Parts, depth, line)
 		case *syntax.CmdSubst:
+			w.computed(line, "a command substitution")
 			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true})
 		case *syntax.ProcSubst:
+			w.computed(line, "a process substitution")
 			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{})
 		case *syntax.ParamExp:
+			w.computed(line, "the parameter expansion "+w.show(p))
 			t = w.param(p, line)
 			if p.Exp != nil {
-				t = cmp.Or(t, w.word(p.Exp.Word, depth, line, ""))
+				t = cmp.Or(t, w.word(p.Exp.Word, depth, line))
 			}
 			if p.Repl != nil {
-				t = cmp.Or(t, w.word(p.Repl.Orig, depth, line, ""), w.word(p.Repl.With, depth, line, ""))
+				t = cmp.Or(t, w.word(p.Repl.Orig, depth, line), w.word(p.Repl.With, depth, line))
 			}
 			if p.NestedParam != nil {
 				t = cmp.Or(t, w.parts([]syntax.WordPart{p.NestedParam}, depth, line))
@@ -756,7 +951,10 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 				w.arithmWords(p.Slice.Length, depth, line)
 			}
 		case *syntax.ArithmExp:
+			w.computed(line, "arithmetic")
 			w.arithm(p.X, depth, line)
+		case *syntax.ExtGlob, *syntax.BraceExp:
+			w.computed(line, "a pattern expanded at run time")
 		}
 		taint = cmp.Or(taint, t)
 	}
@@ -767,7 +965,7 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 func (w *walker) arithmWords(x syntax.ArithmExpr, depth, line int) {
 	switch x := x.(type) {
 	case *syntax.Word:
-		w.word(x, depth, line, "arithmetic")
+		w.word(x, depth, line)
 	case *syntax.BinaryArithm:
 		w.arithmWords(x.X, depth, line)
 		w.arithmWords(x.Y, depth, line)
@@ -783,7 +981,7 @@ func (w *walker) arithmWords(x syntax.ArithmExpr, depth, line int) {
 // subst explains the statements of a substitution one level deeper.
 func (w *walker) subst(list []*syntax.Stmt, depth int, label string, in flow) string {
 	if depth+1 > maxDepth {
-		w.reason(w.lineHere, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		w.reason(SeverityRunsUnseen, w.lineHere, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
 		return ""
 	}
 	w.emit(depth+1, label)
@@ -799,22 +997,22 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 	}
 	switch {
 	case p.Excl && p.Names != 0:
-		w.reason(line, true, "${!%s...} lists every variable whose name starts with %s, secret ones included", w.display(name), w.display(name))
+		w.reason(SeveritySecret, line, true, "${!%s...} lists every variable whose name starts with %s, secret ones included", w.display(name), w.display(name))
 	case p.Excl && p.Index == nil:
-		w.reason(line, true, "${!%s} reads the variable whose name %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
+		w.reason(SeveritySecret, line, true, "${!%s} reads the variable whose name %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
 	case p.Excl:
-		w.reason(line, false, "${!%s[...]} lists an array's keys", w.display(name))
+		w.reason(SeverityRunsUnseen, line, false, "${!%s[...]} lists an array's keys", w.display(name))
 	}
 	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil {
 		if op := p.Exp.Word.Lit(); strings.ContainsAny(op, "PE") || op == "" {
-			w.reason(line, false, "${%s@%s} expands the value as a prompt or escapes: bash runs command substitutions inside it", w.display(name), w.display(op))
+			w.reason(SeverityRunsUnseen, line, false, "${%s@%s} expands the value as a prompt or escapes: bash runs command substitutions inside it", w.display(name), w.display(op))
 		}
 	}
 	if p.Flags != nil && strings.ContainsAny(p.Flags.Value, "ePk") {
-		w.reason(line, true, "zsh flags (%s) evaluate the value or read another variable by name", w.display(p.Flags.Value))
+		w.reason(SeverityRunsUnseen, line, true, "zsh flags (%s) evaluate the value or read another variable by name", w.display(p.Flags.Value))
 	}
 	if p.NestedParam != nil {
-		w.reason(line, false, "a nested parameter expansion, evaluated at run time")
+		w.reason(SeverityRunsUnseen, line, false, "a nested parameter expansion, evaluated at run time")
 	}
 	if p.Index != nil && !w.dash {
 		w.arithmVar(p.Index, line, "an array subscript")
@@ -851,14 +1049,24 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 	found := ""
 	syntax.Walk(x, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.BinaryArithm:
+			// NAME = EXPR sets NAME to a number without reading it.
+			if n.Op == syntax.Assgn {
+				if wd, ok := n.X.(*syntax.Word); ok {
+					if v, fixed := fixedWord(wd); fixed && isVarName(v) {
+						w.numeric[v] = true
+					}
+				}
+			}
 		case *syntax.ParamExp:
-			if n.Param != nil {
-				found = "$" + n.Param.Value
-			} else {
+			switch {
+			case n.Param == nil:
 				found = "an expansion"
+			case !w.numeric[n.Param.Value] || n.Index != nil || n.Exp != nil || n.Repl != nil || n.Slice != nil:
+				found = "$" + n.Param.Value
 			}
 		case *syntax.Lit:
-			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') {
+			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') && !w.numeric[v] {
 				found = v
 			}
 		case *syntax.CmdSubst:
@@ -868,7 +1076,7 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 		return found == ""
 	})
 	if found != "" {
-		w.reason(line, false, "%s uses the value of %s, which bash evaluates as an expression of its own (a value such as a[$(cmd)] runs cmd)", what, w.display(found))
+		w.reason(SeverityRunsUnseen, line, false, "%s uses the value of %s, which bash evaluates as an expression of its own (a value such as a[$(cmd)] runs cmd)", what, w.display(found))
 	}
 }
 
@@ -884,7 +1092,7 @@ func (w *walker) test(x syntax.TestExpr, depth, line int) {
 			for _, side := range []syntax.TestExpr{t.X, t.Y} {
 				if wd, ok := side.(*syntax.Word); ok {
 					if _, fixed := fixedWord(wd); !fixed || !isNumber(wd.Lit()) {
-						w.reason(line, false, "[[ %s ]] compares arithmetically, and bash evaluates the operand's value as an expression (a[$(cmd)] runs cmd)", w.show(t))
+						w.reason(SeverityRunsUnseen, line, false, "[[ %s ]] compares arithmetically, and bash evaluates the operand's value as an expression (a[$(cmd)] runs cmd)", w.show(t))
 						break
 					}
 				}
@@ -895,7 +1103,7 @@ func (w *walker) test(x syntax.TestExpr, depth, line int) {
 	case *syntax.ParenTest:
 		w.test(t.X, depth, line)
 	case *syntax.Word:
-		w.word(t, depth, line, "test")
+		w.word(t, depth, line)
 	}
 }
 
@@ -916,16 +1124,8 @@ func isNumber(s string) bool {
 // secret data a command reading it would get.
 func (w *walker) text(s string, line int) string {
 	taint := ""
-	if len(w.secretVars) > 0 {
-		forNames(s, func(name string) {
-			if w.secretVars[name] {
-				taint = name
-				w.callNamed = append(w.callNamed, name)
-			}
-		})
-	}
 	if credentialFile(s) {
-		w.mark(line, true, "reads the credential file %s", w.display(s))
+		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(s))
 		taint = "the credential file " + s
 	}
 	if procEnviron(s) {
@@ -933,7 +1133,7 @@ func (w *walker) text(s string, line int) string {
 		if end := strings.IndexAny(p, " \t\n;|&'\"<>)"); end > 0 {
 			p = p[:end]
 		}
-		w.mark(line, true, "reads a process's whole environment (%s), secret variables included", w.display(p))
+		w.mark(SeverityExposes, line, true, "reads a process's whole environment (%s), secret variables included", w.display(p))
 		taint = "the whole environment"
 	}
 	return taint
@@ -941,8 +1141,8 @@ func (w *walker) text(s string, line int) string {
 
 // skeletonChecks checks a word's literal parts together, an expansion
 // standing for anything: /proc/$$/environ reads an environment too.
-func (w *walker) skeletonChecks(word *syntax.Word, line int) string {
-	if word == nil || len(word.Parts) < 2 {
+func (w *walker) skeletonChecks(wd *syntax.Word, line int) string {
+	if wd == nil || len(wd.Parts) < 2 {
 		return ""
 	}
 	var b strings.Builder
@@ -961,36 +1161,12 @@ func (w *walker) skeletonChecks(word *syntax.Word, line int) string {
 			}
 		}
 	}
-	add(word.Parts)
+	add(wd.Parts)
 	if s := b.String(); procEnviron(s) {
-		w.mark(line, true, "reads a process's whole environment (%s), secret variables included", w.show(word))
+		w.mark(SeverityExposes, line, true, "reads a process's whole environment (%s), secret variables included", w.show(wd))
 		return "the whole environment"
 	}
 	return ""
-}
-
-// namesIn lists the shell-variable names in s.
-func namesIn(s string) []string {
-	var out []string
-	forNames(s, func(n string) { out = append(out, n) })
-	return out
-}
-
-// forNames calls f for each shell-variable name in s.
-func forNames(s string, f func(string)) {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-			j := i + 1
-			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
-				j++
-			}
-			f(s[i:j])
-			i = j
-			continue
-		}
-		i++
-	}
 }
 
 // procEnviron: a path under /proc that reads a process's environment,
@@ -1004,15 +1180,18 @@ func procEnviron(s string) bool {
 	return strings.Contains(rest, "environ") || strings.ContainsAny(rest, "*?[")
 }
 
-// decl explains export, declare, typeset, local and readonly.
+// decl explains export, declare, typeset, local and readonly: a literal
+// value is understood; with no name, export and declare print every
+// variable.
 func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line int) string {
+	variant := c.Variant.Value
 	what := map[string]string{
 		"export":   "export to the environment of later commands: ",
 		"readonly": "set read-only variable: ",
 		"local":    "set local variable: ",
-	}[c.Variant.Value]
+	}[variant]
 	if what == "" {
-		what = w.display(c.Variant.Value) + ": "
+		what = w.display(variant) + ": "
 	}
 	var as []string
 	names, flags := 0, ""
@@ -1020,27 +1199,38 @@ func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line
 	for _, a := range c.Args {
 		as = append(as, w.show(a))
 		if a.Naked && a.Name == nil && a.Value != nil {
-			if v, ok := fixedWord(a.Value); ok && strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+") {
+			if v, ok := fixedWord(a.Value); ok && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
 				flags += v
 				continue
 			}
 		}
 		names++
-		if t := w.assign(a, depth, line, c.Variant.Value == "export" || strings.Contains(flags, "x")); t != "" {
+		if t := w.assign(a, depth, line, variant == "export" || strings.Contains(flags, "x")); t != "" {
 			taint = t
 		}
 	}
 	w.emit(depth, prefix+what+clip(strings.Join(as, " "))+tail)
-	if c.Variant.Value != "local" && c.Variant.Value != "readonly" && names == 0 &&
-		(c.Variant.Value == "export" || flags == "" || strings.ContainsAny(flags, "px")) {
-		w.envDump(line, w.display(c.Variant.Value))
+	w.computed(line, variant)
+	w.command(line, depth, variant+" "+clip(strings.Join(as, " ")), variant, variant, ClassOther)
+	if variant != "local" && variant != "readonly" && names == 0 &&
+		(variant == "export" || flags == "" || strings.ContainsAny(flags, "px")) {
+		w.envDump(line, w.display(variant))
 		taint = "the whole environment"
 	}
-	if strings.Contains(flags, "n") {
-		w.reason(line, true, "declare -n makes a name refer to another variable, decided by its value")
+	if strings.Contains(flags, "n") && variant != "export" {
+		w.reason(SeveritySecret, line, true, "declare -n makes a name refer to another variable, decided by its value")
 	}
 	if strings.Contains(flags, "f") && names == 0 {
-		w.mark(line, false, "prints the shell's function definitions")
+		w.mark(SeverityNote, line, false, "prints the shell's function definitions")
+	}
+	if p := w.cat.byName[variant]; p != nil && flags != "" {
+		for _, f := range strings.Fields(strings.NewReplacer("-", " -", "+", " +").Replace(flags)) {
+			for _, l := range f[1:] {
+				if p.lookupOption(string(f[0])+string(l)) == nil {
+					w.reason(SeverityRunsUnseen, line, false, "%s: the option %c%c is not one the device knows", variant, f[0], l)
+				}
+			}
+		}
 	}
 	return taint
 }
@@ -1049,12 +1239,12 @@ func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line
 func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string {
 	taint := ""
 	if a.Value != nil {
-		taint = w.word(a.Value, depth, line, "assignment")
+		taint = w.word(a.Value, depth, line)
 	}
 	if a.Array != nil {
 		for _, el := range a.Array.Elems {
 			if el.Value != nil {
-				if t := w.word(el.Value, depth, line, "assignment"); t != "" {
+				if t := w.word(el.Value, depth, line); t != "" {
 					taint = t
 				}
 			}
@@ -1072,8 +1262,19 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 		value, fixed = w.value(a.Value)
 	}
 	w.envAssign(name, value, fixed, line)
-	if w.envSecrets[name] {
-		w.mark(line, true, "sets secret variable %s", w.display(name))
+	// A variable the script gave a number it wrote holds a number:
+	// arithmetic on it evaluates nothing else.
+	arith := a.Value != nil && len(a.Value.Parts) == 1
+	if arith {
+		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
+	}
+	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith) {
+		w.numeric[name] = true
+	} else {
+		delete(w.numeric, name)
+	}
+	if _, ok := w.envSecrets[name]; ok {
+		w.mark(SeverityExposes, line, true, "sets secret variable %s", w.display(name))
 	}
 	if taint != "" {
 		w.secretVars[name] = true
@@ -1085,47 +1286,30 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 // command's environment).
 func (w *walker) envAssign(name, value string, fixed bool, line int) {
 	if why := codeVariable(name, value, fixed); why != "" {
-		w.reason(line, false, "sets %s, %s", w.display(name), why)
+		w.reason(SeverityRunsUnseen, line, false, "sets %s, %s", w.display(name), why)
 	}
 	if name == "PATH" {
-		w.mark(line, false, "changes PATH, so later command names are looked up in other directories")
+		w.mark(SeverityRunsUnseen, line, false, "changes PATH, so later command names are looked up in other directories")
 	}
 	if why := redirectVariable(name); why != "" {
-		w.mark(line, true, "sets %s, %s", w.display(name), why)
+		w.mark(SeverityExposes, line, true, "sets %s, %s", w.display(name), why)
 	}
-}
-
-// redirectVariable says why setting a variable sends programs' requests,
-// and the credentials in them, somewhere else or to an unverified host.
-func redirectVariable(name string) string {
-	up := strings.ToUpper(name)
-	switch up {
-	case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY":
-		return "so programs send their requests through that proxy"
-	case "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO":
-		return "so programs trust the certificates it names (another host can pose as the real one)"
-	case "GIT_SSL_NO_VERIFY", "NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONHTTPSVERIFY", "CURL_INSECURE":
-		return "so programs stop verifying the hosts they send credentials to"
-	case "GH_HOST", "GITHUB_API_URL", "GITHUB_SERVER_URL", "DOCKER_HOST", "KUBECONFIG", "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL":
-		return "so programs connect to the host it names"
-	}
-	if strings.Contains(up, "ENDPOINT") || strings.HasSuffix(up, "_API_URL") || strings.HasSuffix(up, "_BASE_URL") {
-		return "so programs connect to the host it names, with their credentials"
-	}
-	return ""
 }
 
 // envDump marks a command that prints the whole environment.
 func (w *walker) envDump(line int, cmd string) {
 	if len(w.envSecrets) > 0 {
-		w.mark(line, true, "%s prints every environment variable, the secret ones included", strings.TrimSpace(cmd))
+		w.mark(SeverityExposes, line, true, "%s prints every environment variable, the secret ones included", strings.TrimSpace(cmd))
 	} else {
-		w.mark(line, false, "%s prints every environment variable", strings.TrimSpace(cmd))
+		w.mark(SeverityNote, line, false, "%s prints every environment variable", strings.TrimSpace(cmd))
 	}
 }
 
 // resolve names a fixed path relative to where the script is.
 func (w *walker) resolve(p string) string {
+	if strings.HasPrefix(p, "~/") || p == "~" {
+		return path.Clean(p)
+	}
 	if p == "" || path.IsAbs(p) || w.cwd == "" {
 		return path.Clean(p)
 	}
@@ -1153,36 +1337,44 @@ func (w *walker) cd(operands []string) {
 	}
 }
 
-var harmlessTargets = set("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin")
+var harmlessTargets = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true, "/dev/stdin": true}
 
 // checkWrite marks a file operand or redirection target outside the
 // working directory (or not known to be inside it), and remembers it.
-func (w *walker) checkWrite(verb string, word *syntax.Word, line int) {
-	if word == nil {
+func (w *walker) checkWrite(verb string, wd *syntax.Word, line int) {
+	if wd == nil {
 		return
 	}
-	p, fixed := w.value(word)
+	p, fixed := w.value(wd)
+	w.checkWritePath(verb, p, fixed, w.show(wd), line)
+}
+
+func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line int) {
 	if !fixed {
 		if w.wd != "" {
-			w.mark(line, false, "%s a path decided at run time, possibly outside the working directory: %s", verb, w.show(word))
+			w.mark(SeverityWrites, line, false, "%s a path decided at run time, possibly outside the working directory: %s", verb, shown)
 		}
 		return
 	}
 	if harmlessTargets[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") || strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
 		return
 	}
-	if verb == "writes" {
-		w.written[w.resolve(p)] = "written"
+	if verb == "writes" || verb == "changes" {
+		how := "wrote"
+		if verb == "changes" {
+			how = "changed"
+		}
+		w.recordWrite(p, line, how)
 	}
 	if w.wd == "" {
 		return
 	}
 	switch {
 	case strings.HasPrefix(p, "~"):
-		w.mark(line, false, "%s outside the working directory: %s (in a home directory)", verb, w.display(p))
+		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s (in a home directory)", verb, w.display(p))
 		return
 	case !path.IsAbs(p) && w.cwd == "":
-		w.mark(line, false, "%s %s relative to a directory decided at run time (after cd), possibly outside the working directory", verb, w.display(p))
+		w.mark(SeverityWrites, line, false, "%s %s relative to a directory decided at run time (after cd), possibly outside the working directory", verb, w.display(p))
 		return
 	case !path.IsAbs(p):
 		p = path.Join(w.cwd, p)
@@ -1191,127 +1383,25 @@ func (w *walker) checkWrite(verb string, word *syntax.Word, line int) {
 	}
 	wd := path.Clean(w.wd)
 	if p != wd && !strings.HasPrefix(p, strings.TrimSuffix(wd, "/")+"/") {
-		w.mark(line, false, "%s outside the working directory: %s", verb, w.display(p))
+		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s", verb, w.display(p))
 	}
 }
 
-// program records a program the script runs: every one inherits the
-// environment, so every one can read an environment secret.
-func (w *walker) program(name string, line int, readsStdin bool) {
-	if readsStdin && !noStdin[name] {
-		w.stdinRead = append(w.stdinRead, progRef{name, line})
-	}
-	if builtins[name] {
-		return
-	}
-	if !w.progSeen[name] {
-		w.progSeen[name] = true
-		w.programs = append(w.programs, progRef{name, line})
+// recordWrite remembers a file the script writes, the first time, and how.
+func (w *walker) recordWrite(p string, line int, how string) {
+	r := w.resolve(p)
+	if _, ok := w.written[r]; !ok {
+		w.written[r] = line
+		w.how[r] = how
 	}
 }
 
-// builtins run inside the shell, not as programs of their own.
-var builtins = set(":", ".", "[", "alias", "break", "builtin", "cd", "command", "continue", "echo", "eval", "exec", "exit",
-	"export", "false", "getopts", "hash", "jobs", "let", "local", "printf", "pwd", "read", "readonly", "return", "set", "shift",
-	"source", "test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "declare", "typeset",
-	"mapfile", "readarray", "pushd", "popd", "dirs", "shopt", "compgen", "enable", "fc", "bind", "caller", "kill")
-
-// noStdin never read standard input (wrappers are counted by the command
-// they run).
-var noStdin = set(":", "[", "alias", "break", "builtin", "cd", "command", "continue", "echo", "eval", "exec", "exit", "export",
-	"false", "getopts", "hash", "jobs", "let", "local", "printf", "pwd", "readonly", "return", "set", "shift", "source", ".",
-	"test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "declare", "typeset", "pushd",
-	"popd", "dirs", "shopt", "compgen", "kill", "sleep", "ls", "mkdir", "rm", "rmdir", "mv", "touch", "chmod", "ln",
-	"basename", "dirname", "date", "uname", "whoami", "id", "hostname", "env", "printenv", "nohup", "nice", "timeout", "sudo",
-	"doas", "setsid", "time", "stdbuf")
-
-// finish turns what the walk collected into the explanation's lists.
-func (w *walker) finish() {
-	x := w.x
-	if w.controls {
-		w.mark(0, false, "the script contains control or invisible characters, shown as escapes such as \\r and \\x1b (a backslash written in the script is shown as itself)")
+// wroteAt says how and where the script wrote the file p ("" if not).
+func (w *walker) wroteAt(p string) (how string, line int) {
+	r := w.resolve(p)
+	l, ok := w.written[r]
+	if !ok {
+		return "", 0
 	}
-	var envNames []string
-	for n := range w.envSecrets {
-		envNames = append(envNames, n)
-	}
-	slices.Sort(envNames)
-	progs := refList(w.programs, false)
-	if progs == "" {
-		progs = "(no program)"
-	}
-	for _, n := range envNames {
-		l := "secret " + w.display(n) + " (environment): every program the script runs inherits it: " + progs
-		if refs := w.named[n]; len(refs) > 0 {
-			l += "; named by " + refList(refs, true)
-		}
-		x.secrets = append(x.secrets, l)
-	}
-	for _, n := range w.stdinSecrets {
-		readers := refList(w.stdinRead, true)
-		if readers == "" {
-			readers = "no command (nothing reads the script's standard input)"
-		}
-		x.secrets = append(x.secrets, "secret "+w.display(n)+" (standard input): can be read by "+readers)
-	}
-	if len(w.hosts) > 0 {
-		x.network = append(x.network, "network: "+strings.Join(w.hosts, ", "))
-	}
-	var unseen []string
-	for u := range w.unseen {
-		unseen = append(unseen, u)
-	}
-	slices.Sort(unseen)
-	if len(unseen) > maxListed {
-		unseen = append(unseen[:maxListed], fmt.Sprintf("and %d more", len(unseen)-maxListed))
-	}
-	if len(unseen) > 0 {
-		x.unseen = append(x.unseen, "not seen by the device (files a program reads or runs): "+strings.Join(unseen, ", "))
-	}
-	if w.stopped != "" && x.truncated == "" {
-		x.truncated = "(" + w.stopped + ")"
-	}
-}
-
-// refList shows programs, at most maxListed, with their lines.
-func refList(refs []progRef, withLines bool) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, r := range refs {
-		key := r.name
-		if withLines {
-			key = fmt.Sprint(r.name, r.line)
-		}
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if len(parts) == maxListed {
-			parts = append(parts, "and more")
-			break
-		}
-		if withLines && r.line > 0 {
-			parts = append(parts, fmt.Sprintf("%s (line %d)", literal(r.name), r.line))
-		} else {
-			parts = append(parts, literal(r.name))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-func set(names ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
-// utf8DecodeRune is utf8.DecodeRuneInString with -1 for an invalid byte.
-func utf8DecodeRune(s string) (rune, int) {
-	r, size := utf8.DecodeRuneInString(s)
-	if r == utf8.RuneError && size == 1 {
-		return -1, 1
-	}
-	return r, size
+	return w.how[r], l
 }
