@@ -117,7 +117,7 @@ func TestApproverPolicyFirst(t *testing.T) {
 		t.Errorf("request not shown:\n%s", out)
 	}
 	// A deny policy beats a grant.
-	if _, err := h.ap.grants.add(testClientID, kindInvocation, []string{"prod"}, time.Hour); err != nil {
+	if _, err := h.ap.grants.add(testClientID, kindInvocation, []string{"prod"}, time.Hour, false); err != nil {
 		t.Fatal(err)
 	}
 	if d := h.ap.Decide(ctx, fakeInvocation("A3", "prod")); d.Approve {
@@ -213,7 +213,7 @@ func TestControlPendingApproveDeny(t *testing.T) {
 	if d := receive(t, first); !d.Approve {
 		t.Fatalf("approve through the socket: %+v", d)
 	}
-	if _, ok, _, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}); !ok {
+	if _, ok, _, _, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}, false); !ok {
 		t.Fatal("approve --for recorded no grant")
 	}
 

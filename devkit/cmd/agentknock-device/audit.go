@@ -98,6 +98,8 @@ type auditEntry struct {
 	How           string              `json:"how,omitempty"`            // e.g. "on the terminal", "pinned rule r-4k2m9q"
 	Rule          string              `json:"rule,omitempty"`           // the rule that decided, or was pinned
 	Unbound       []string            `json:"unbound,omitempty"`        // a pin: what the person confirmed it does not bind
+	Class         string              `json:"class,omitempty"`          // of the command: read-only | other | irreversible (classify.go)
+	ClassWhy      string              `json:"class_why,omitempty"`      // "read-only: git status, executable /usr/bin/git"
 }
 
 // decidedBy is who or what answered a request, for the log.
@@ -106,6 +108,8 @@ type decidedBy struct {
 	how     string
 	rule    string
 	unbound []string
+	// class and classWhy: the command's class, for the log (classify.go).
+	class, classWhy string
 }
 
 // auditHead is audit.head: the last entry written.
@@ -371,6 +375,7 @@ func capEntry(e auditEntry, limit int) auditEntry {
 		*f = capText(*f, limit)
 	}
 	c.Command = capText(c.Command, limit*auditCommandCap/auditFieldCap)
+	c.ClassWhy = capText(c.ClassWhy, limit) // names the command's words
 	c.Secrets = capList(c.Secrets, limit/4)
 	c.Marks = capList(c.Marks, limit/2)
 	c.Unbound = capList(c.Unbound, limit/4)
@@ -457,6 +462,7 @@ func auditEntryOf(a *device.Approval, d device.Decision, by decidedBy, now time.
 		Time: now.UTC(), Received: a.Received.UTC(), ID: a.ID, Kind: a.Kind, Client: a.ClientID,
 		RequestID: a.RequestID, Secrets: append([]string{}, a.Secrets...),
 		DecidedBy: by.who, How: by.how, Rule: by.rule, Unbound: by.unbound,
+		Class: by.class, ClassWhy: by.classWhy,
 	}
 	switch {
 	case d.Approve:
@@ -844,6 +850,9 @@ func auditLine(e auditEntry) string {
 	}
 	if e.RequestReason != "" {
 		fmt.Fprintf(&b, "    reason (from the client): %s\n", clean(e.RequestReason))
+	}
+	if e.ClassWhy != "" {
+		fmt.Fprintf(&b, "    class: %s\n", clean(e.ClassWhy))
 	}
 	if e.Verdict != "" {
 		fmt.Fprintf(&b, "    explained: %s\n", clean(e.Verdict))
