@@ -21,7 +21,12 @@ type checkResult struct {
 
 // checks is the registry the table loader validates `check=NAME` against.
 var checks = map[string]func(checkInput) checkResult{
-	"git-refspec": checkGitRefspec,
+	"git-refspec":     checkGitRefspec,
+	"sql":             checkSQL,           // checks_sql.go
+	"mongosh-js":      checkMongoJS,       // checks_sql.go
+	"gh-api-method":   checkGHAPIMethod,   // checks_services.go
+	"gh-api-endpoint": checkGHAPIEndpoint, // checks_services.go
+	"cloud-verb":      checkCloudVerb,     // checks_services.go
 }
 
 // checkGitRefspec: a refspec that starts with "+" forces the update (it
