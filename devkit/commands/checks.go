@@ -21,12 +21,11 @@ type checkResult struct {
 
 // checks is the registry the table loader validates `check=NAME` against.
 var checks = map[string]func(checkInput) checkResult{
-	"git-refspec":     checkGitRefspec,
-	"sql":             checkSQL,           // checks_sql.go
-	"mongosh-js":      checkMongoJS,       // checks_sql.go
-	"gh-api-method":   checkGHAPIMethod,   // checks_services.go
-	"gh-api-endpoint": checkGHAPIEndpoint, // checks_services.go
-	"cloud-verb":      checkCloudVerb,     // checks_services.go
+	"git-refspec": checkGitRefspec,
+
+	// Step 21's service and database checks: checks_sql.go, checks_services.go.
+	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
+	"migration-verb": checkMigrationVerb, "gh-api-method": checkGHAPIMethod, "gh-api-endpoint": checkGHAPIEndpoint, "cloud-verb": checkCloudVerb,
 }
 
 // checkGitRefspec: a refspec that starts with "+" forces the update (it

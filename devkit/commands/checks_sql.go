@@ -73,22 +73,60 @@ var sqliteReadDot = map[string]bool{
 }
 
 // checkSQL classifies SQL text given to a database client: in.Words are
-// the option's value (psql -c, mysql -e) or the operands (sqlite3 DB
-// [SQL]; for sqlite3 the first operand is the database file).
+// the option's value (psql -c, mysql -e, sqlite3 -cmd).
 func checkSQL(in checkInput) checkResult {
-	words := in.Words
-	if in.Program == "sqlite3" {
-		if len(words) < 2 {
-			return checkResult{}
-		}
-		words = words[1:]
-	}
-	for _, text := range words {
+	for _, text := range in.Words {
 		if r := classifySQL(in.Program, text); r != (checkResult{}) {
 			return r
 		}
 	}
 	return checkResult{}
+}
+
+// checkSQLiteOperands classifies sqlite3's operands: the database file,
+// then SQL or dot-commands, each run in turn.
+func checkSQLiteOperands(in checkInput) checkResult {
+	if len(in.Words) < 2 {
+		return checkResult{}
+	}
+	return checkSQL(checkInput{Program: in.Program, Argv: in.Argv, Words: in.Words[1:]})
+}
+
+// checkMongoshOperands: mongosh runs every operand that names a
+// JavaScript file (after the database address), code the device does not
+// see.
+func checkMongoshOperands(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if strings.HasSuffix(w, ".js") || strings.HasSuffix(w, ".mjs") || strings.HasSuffix(w, ".cjs") {
+			return checkResult{NotUnderstood: "mongosh: " + w + " is a script it runs, which the device does not see"}
+		}
+	}
+	return checkResult{}
+}
+
+// migrationVerbs are what a migration tool's command word does when it is
+// given after the driver and the database (goose DRIVER DBSTRING COMMAND):
+// true for a change, false for a read.
+var migrationVerbs = map[string]bool{
+	"up": true, "up-by-one": true, "up-to": true, "down": true, "down-to": true, "redo": true,
+	"reset": true, "fix": true, "status": false, "version": false, "validate": false,
+}
+
+// checkMigrationVerb finds the command word among the operands (after the
+// driver and the database string): a change is irreversible; a word it
+// does not know is not understood.
+func checkMigrationVerb(in checkInput) checkResult {
+	if len(in.Words) >= 3 {
+		verb := in.Words[2]
+		if change, known := migrationVerbs[verb]; known {
+			if change {
+				return checkResult{Irreversible: in.Program + " " + verb + " changes the database"}
+			}
+			return checkResult{}
+		}
+		return checkResult{NotUnderstood: in.Program + ": the command " + verb + " is not one the device knows"}
+	}
+	return checkResult{NotUnderstood: in.Program + ": no command after the driver and the database"}
 }
 
 // classifySQL classifies one SQL text, statement by statement; the worst
