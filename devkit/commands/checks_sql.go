@@ -41,18 +41,25 @@ var sqlChangeWords = map[string]bool{
 	"MERGE": true, "GRANT": true, "REVOKE": true, "CREATE": true, "INTO": true,
 }
 
-// sqlUnseenWords run or load something no table describes: a program, a
-// server file, a library, a procedure, another database.
+// sqlUnseenWords run or load something no table describes, wherever they
+// stand: a program, a server file, a library, a procedure, another
+// database. (A statement whose first word is unknown is not understood
+// anyway, so SET, USE or LOCK need no entry here.)
 var sqlUnseenWords = map[string]bool{
 	"PROGRAM": true, "CALL": true, "EXEC": true, "EXECUTE": true, "DO": true, "LOAD": true,
-	"ATTACH": true, "SOURCE": true, "SYSTEM": true, "OUTFILE": true, "DUMPFILE": true,
-	"LOAD_FILE": true, "LOAD_EXTENSION": true, "WRITEFILE": true, "READFILE": true, "EDIT": true,
-	"PG_READ_FILE": true, "PG_READ_BINARY_FILE": true, "PG_LS_DIR": true, "LO_IMPORT": true,
-	"LO_EXPORT": true, "DBLINK": true, "DBLINK_EXEC": true, "PG_TERMINATE_BACKEND": true,
-	"PG_CANCEL_BACKEND": true, "SET_CONFIG": true, "PG_RELOAD_CONF": true, "SETVAL": true,
-	"SLEEP": true, "PG_SLEEP": true, "BENCHMARK": true, "SHUTDOWN": true, "KILL": true,
-	"HANDLER": true, "LOCK": true, "LISTEN": true, "NOTIFY": true, "PREPARE": true, "SET": true,
-	"USE": true, "CONNECT": true,
+	"ATTACH": true, "OUTFILE": true, "DUMPFILE": true, "LOAD_FILE": true, "LOAD_EXTENSION": true,
+	"WRITEFILE": true, "READFILE": true, "PG_READ_FILE": true, "PG_READ_BINARY_FILE": true,
+	"PG_LS_DIR": true, "LO_IMPORT": true, "LO_EXPORT": true, "DBLINK": true, "DBLINK_EXEC": true,
+	"PG_TERMINATE_BACKEND": true, "PG_CANCEL_BACKEND": true, "SET_CONFIG": true,
+	"PG_RELOAD_CONF": true, "SETVAL": true, "SLEEP": true, "PG_SLEEP": true, "BENCHMARK": true,
+}
+
+// mysqlClientWords are the mysql client's own commands (run a shell, read
+// a file of SQL, pipe output to a program, write it to a file, connect
+// elsewhere), which it takes at the start of any line of its input.
+var mysqlClientWords = map[string]bool{
+	"SYSTEM": true, "SOURCE": true, "PAGER": true, "TEE": true, "EDIT": true, "CONNECT": true,
+	"NOPAGER": true, "NOTEE": true, "PROMPT": true, "DELIMITER": true,
 }
 
 // psqlReadMeta are the psql backslash commands a read may be: listings
@@ -129,49 +136,54 @@ func checkMigrationVerb(in checkInput) checkResult {
 	return checkResult{NotUnderstood: in.Program + ": no command after the driver and the database"}
 }
 
-// classifySQL classifies one SQL text, statement by statement; the worst
-// statement decides (not understood before irreversible, so a change
-// never hides an escape).
+// classifySQL classifies one SQL text, statement by statement. Both
+// findings are kept: a change makes it irreversible (asked of a person
+// whatever the policy), and an escape or an unknown statement makes it not
+// understood as well, so neither hides the other.
 func classifySQL(program, text string) checkResult {
-	var irreversible string
+	var r checkResult
+	notUnderstood := func(why string) {
+		if r.NotUnderstood == "" {
+			r.NotUnderstood = why
+		}
+	}
+	irreversible := func(why string) {
+		if r.Irreversible == "" {
+			r.Irreversible = why
+		}
+	}
 	for _, stmt := range splitSQL(program, text) {
 		first := stmt.words[0]
-		switch {
-		case stmt.meta != "":
+		if stmt.meta != "" {
 			if why := sqlMeta(program, stmt.meta); why != "" {
-				return checkResult{NotUnderstood: why}
+				notUnderstood(why)
 			}
 			continue
-		case first == "":
+		}
+		if first == "" {
 			continue
 		}
 		for _, w := range stmt.words {
-			if sqlUnseenWords[w] {
-				return checkResult{NotUnderstood: program + ": the SQL uses " + w + ", which can run or read what the device cannot see"}
+			if sqlUnseenWords[w] || (program == "mysql" && mysqlClientWords[w]) {
+				notUnderstood(program + ": the SQL uses " + w + ", which can run or read what the device cannot see")
+				break
 			}
 		}
 		switch {
 		case sqlChangeStatements[first]:
-			if irreversible == "" {
-				irreversible = "the SQL " + sqlLabel(stmt.words) + " changes the database"
-			}
+			irreversible("the SQL " + sqlLabel(stmt.words) + " changes the database")
 		case sqlReadStatements[first]:
 			for _, w := range stmt.words[1:] {
-				if sqlChangeWords[w] && !(w == "INTO" && first == "VALUES") {
-					if irreversible == "" {
-						irreversible = "the SQL " + first + " ... " + w + " changes the database"
-					}
+				if sqlChangeWords[w] {
+					irreversible("the SQL " + first + " ... " + w + " changes the database")
 					break
 				}
 			}
 		default:
-			return checkResult{NotUnderstood: program + ": the SQL statement " + first + " is not one the device knows"}
+			notUnderstood(program + ": the SQL statement " + first + " is not one the device knows")
 		}
 	}
-	if irreversible != "" {
-		return checkResult{Irreversible: irreversible}
-	}
-	return checkResult{}
+	return r
 }
 
 // sqlLabel names a change by its first words ("DROP TABLE", "DELETE FROM").

@@ -33,6 +33,9 @@ const (
 
 type approver struct {
 	policy *policy
+	// classify gives the class of the command an approval runs
+	// (classifyApproval; tests give fixed classes).
+	classify func(*device.Approval) *commandClass
 	grants *grantStore
 	rules  *ruleStore
 	audit  *auditLog
@@ -75,7 +78,7 @@ type answer struct {
 
 // newApprover keeps grants, rules and the audit log in stateDir.
 func newApprover(p *policy, stateDir string, now func() time.Time, con *console, prompt bool) *approver {
-	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now),
+	ap := &approver{policy: p, classify: classifyApproval, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now),
 		audit: newAuditLog(stateDir, func(m string) { con.printf("  (audit log: %s)\n", clean(m)) }), now: now, con: con}
 	ap.prompt.Store(prompt)
 	return ap
@@ -100,7 +103,7 @@ func (ap *approver) record(a *device.Approval, d device.Decision, by decidedBy) 
 // Decide implements device.Approver.
 func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decision {
 	v := viewOf(a)
-	class := classifyApproval(a)
+	class := ap.classify(a)
 	v.setClass(class)
 	d, note, by, ok, askedAgain := ap.automatic(a, class)
 	v.AskedAgain = askedAgain
@@ -137,6 +140,9 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 			ans = <-p.decided
 		}
 	}
+	if class != nil {
+		ans.by.class, ans.by.classWhy = string(class.Class), class.Why
+	}
 	return ap.record(a, ans.d, ans.by)
 }
 
@@ -146,7 +152,7 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 // state transaction while it runs, so the request is rendered and logged
 // by ReportDecided, after that transaction.
 func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
-	class := classifyApproval(a)
+	class := ap.classify(a)
 	d, note, by, ok, _ := ap.automatic(a, class)
 	if !ok {
 		return device.Decision{}, false
@@ -178,7 +184,7 @@ func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) device.
 	ap.mu.Unlock()
 	note, by, class := how.note, how.by, how.class
 	if !ok {
-		note, by, class = "decided at once", decidedBy{who: "device", how: "decided at once"}, classifyApproval(a)
+		note, by, class = "decided at once", decidedBy{who: "device", how: "decided at once"}, ap.classify(a)
 	}
 	v := viewOf(a)
 	v.setClass(class)
@@ -475,15 +481,11 @@ func (ap *approver) approveGrant(id string, forDur, pinDur time.Duration, readOn
 	}
 	msg := "approved " + p.a.ID
 	by := decidedBy{who: "person", how: how}
-	if p.class != nil {
-		by.class, by.classWhy = string(p.class.Class), p.class.Why
+	if pinDur > 0 && p.class.irreversible() {
+		return "", pinRefused{p.class.Why}
 	}
 	if pinDur > 0 {
 		r, err := ruleFromRequest(p.a, pinDur, ap.now(), how)
-		var refused pinRefused
-		if errors.As(err, &refused) {
-			return "", err
-		}
 		if err != nil {
 			return "", usageError{err.Error()}
 		}
@@ -723,6 +725,11 @@ func (ap *approver) terminalLine(line string) {
 		ap.finish(p, device.Decision{Reason: "USER_DENIED", Message: messageUserDenied}, how)
 	default:
 		if d, ok := pinAnswer(answer); ok && p.a.Kind == kindInvocation {
+			if p.class.irreversible() {
+				ap.con.printf("  (%s)\n", pinRefused{p.class.Why}.Error())
+				ap.con.print(promptText(p))
+				return
+			}
 			r, err := ruleFromRequest(p.a, d, ap.now(), how)
 			if err != nil {
 				ap.con.printf("  (%s)\n", clean(err.Error()))

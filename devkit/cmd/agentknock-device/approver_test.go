@@ -113,7 +113,7 @@ func TestApproverPolicyFirst(t *testing.T) {
 		t.Errorf("decisions not logged:\n%s", out)
 	}
 	// Policy-decided requests are still shown in full.
-	if !strings.Contains(out, "gh pr merge 12") {
+	if !strings.Contains(out, "gh pr view 12") {
 		t.Errorf("request not shown:\n%s", out)
 	}
 	// A deny policy beats a grant.

@@ -165,9 +165,6 @@ func ruleFromRequest(a *device.Approval, d time.Duration, now time.Time, by stri
 	if a.Kind != kindInvocation || inv == nil {
 		return nil, errors.New("only invocations can be pinned as a rule (a Git signature or SSH login is asked each time, or use --for)")
 	}
-	if c := classifyApproval(a); c.irreversible() {
-		return nil, pinRefused{c.Why} // approver.go
-	}
 	r := &rule{
 		ID:         newRuleID(),
 		Client:     a.ClientID,
