@@ -36,11 +36,11 @@ type approver struct {
 	// classify gives the class of the command an approval runs
 	// (classifyApproval; tests give fixed classes).
 	classify func(*device.Approval) *commandClass
-	grants *grantStore
-	rules  *ruleStore
-	audit  *auditLog
-	now    func() time.Time
-	con    *console
+	grants   *grantStore
+	rules    *ruleStore
+	audit    *auditLog
+	now      func() time.Time
+	con      *console
 	// prompt: serve's standard input is a terminal, so the oldest pending
 	// request is also asked about there.
 	prompt atomic.Bool
