@@ -108,6 +108,9 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	d, note, by, ok, askedAgain := ap.automatic(a, class)
 	v.AskedAgain = askedAgain
 	ap.con.print(renderApproval(&v))
+	if !ok && class.irreversible() {
+		ap.con.printf("  (%s: %s: asked of a person whatever a policy, pinned rule or grant says)\n", clean(a.ID), clean(class.Why))
+	}
 	if ok {
 		ap.con.printf("  -> %s %s\n", clean(a.ID), note)
 		d = ap.record(a, d, by)
@@ -250,7 +253,6 @@ func (ap *approver) automatic(a *device.Approval, class *commandClass) (d device
 		if _, found, _, _, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets, false); err == nil && found {
 			askedAgain = append(askedAgain, "a grant covers this request but does not apply to an irreversible command")
 		}
-		ap.con.printf("  (%s: %s: asked of a person whatever a policy, pinned rule or grant says)\n", clean(a.ID), clean(o.why))
 		return device.Decision{}, "", decidedBy{}, false, askedAgain
 	}
 	if a.Kind == kindInvocation {
