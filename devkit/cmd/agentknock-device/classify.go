@@ -119,6 +119,7 @@ func (c *commandClass) classLine() string {
 }
 
 const helpExplainArgv = `explain [--dir DIR] [--secret NAME=VAR]... [--policy FILE] [--json] -- ARGV...
+explain --read-only-forms
   Prints what the device would make of an invocation of ARGV, without a
   client: the verdict the policy gives it (approve, ask or deny, and which
   entry decides; pinned rules and grants are not consulted), the class
@@ -129,7 +130,9 @@ const helpExplainArgv = `explain [--dir DIR] [--secret NAME=VAR]... [--policy FI
   (default: the current one); --secret says that secret NAME is delivered
   in the variable VAR (repeatable), as a request with that secret would;
   --policy reads a policy file (default: ask everything). --json prints
-  the command model's whole analysis.
+  the command model's whole analysis. --read-only-forms lists the
+  read-only forms the tables describe (what a "read_only" policy can
+  approve by itself), one a line, and their count.
     agentknock-device explain --secret gh-token=GH_TOKEN \
       --policy policy.json -- gh pr view 12
     agentknock-device explain -- sh -c 'git status && git log -1'
@@ -154,6 +157,7 @@ func cmdExplainArgv(c *cli, args []string) error {
 	dir := fs.String("dir", "", "")
 	policyPath := fs.String("policy", "", "")
 	asJSON := fs.Bool("json", false, "")
+	listForms := fs.Bool("read-only-forms", false, "")
 	var secrets secretFlags
 	fs.Var(&secrets, "secret", "")
 	// Options stop at "--" or the first operand: the argv's own options
@@ -166,6 +170,17 @@ func cmdExplainArgv(c *cli, args []string) error {
 		return usageError{err.Error()}
 	}
 	argv := fs.Args()
+	if *listForms {
+		if len(argv) > 0 {
+			return usagef("explain --read-only-forms takes no command")
+		}
+		entries := cmdmodel.ReadOnlyEntries()
+		for _, e := range entries {
+			fmt.Fprintln(c.stdout, e)
+		}
+		fmt.Fprintf(c.stderr, "%d read-only forms\n", len(entries))
+		return nil
+	}
 	if len(argv) == 0 {
 		return usagef("usage: %s explain [--dir DIR] [--secret NAME=VAR]... [--policy FILE] -- ARGV...", progName)
 	}

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -313,6 +314,10 @@ func TestExplainArgvCommand(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("explain does not print %q:\n%s", want, r.stdout)
 		}
+	}
+	r = runCLI(t, "", nil, "explain", "--read-only-forms")
+	if r.code != 0 || !strings.Contains(r.stdout, "gh pr view\n") || !strings.Contains(r.stderr, fmt.Sprintf("%d read-only forms", cmdmodel.ReadOnlyForms())) {
+		t.Errorf("explain --read-only-forms: code %d, %s", r.code, r.stderr)
 	}
 	// The argv's own options are not explain's.
 	if r := runCLI(t, "", nil, "explain", "--", "ls", "--json"); r.code != 0 {
