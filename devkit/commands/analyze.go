@@ -1,15 +1,394 @@
-// The analysis entry point (design: "What the device tells the person").
+// The analysis entry point (design: "What the device tells the person"):
+// an Analyzer holds the loaded tables and the executable hash cache; one
+// Analyze reads the request, finds the script it runs (trusting the
+// executable, never argv[0]), walks it or the argv, and assembles the
+// verdict, the findings most severe first, the secrets' readers, what a
+// pin cannot bind, and the class.
 package commands
 
-// Analyze returns the command model's account of one invocation.
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Analyzer is the command model with its caches. It is safe for
+// concurrent use. Create one with New and keep it (serve does): it
+// remembers the hashes of executables it compared with this host's files.
+type Analyzer struct {
+	cat    *catalog
+	errs   []error
+	hashes *hashCache
+}
+
+// New returns an Analyzer over the embedded tables.
+func New() *Analyzer {
+	c, errs := defaultCatalog()
+	return &Analyzer{cat: c, errs: errs, hashes: &hashCache{}}
+}
+
+// Analyze returns the command model's account of one invocation, with a
+// fresh Analyzer (no hash remembered from an earlier call).
 func Analyze(r Request) *Analysis {
-	a := &Analysis{Class: ClassOther, Readers: map[string][]string{}}
-	if _, errs := defaultCatalog(); len(errs) > 0 {
-		a.Reasons = append(a.Reasons, Finding{Severity: SeverityRunsUnseen, Text: "the device's command tables do not load: " + errs[0].Error()})
-		a.Why = "possibly irreversible: not understood"
+	return New().Analyze(r)
+}
+
+// Analyze returns the command model's account of one invocation.
+func (z *Analyzer) Analyze(r Request) (a *Analysis) {
+	a = &Analysis{Readers: map[string][]string{}}
+	// It runs inside serve on what a client sent: a parser bug must not
+	// take the device down (the fuzz test has found none).
+	defer func() {
+		if p := recover(); p != nil {
+			a = &Analysis{Readers: map[string][]string{}, Class: ClassOther, Why: "possibly irreversible: not understood",
+				Reasons: []Finding{{Severity: SeverityRunsUnseen, Text: "the parser failed on this script (" + Literal(fmt.Sprint(p)) + ")"}}}
+		}
+	}()
+	if len(z.errs) > 0 || z.cat == nil {
+		msg := "the device's command tables do not load"
+		if len(z.errs) > 0 {
+			msg += ": " + z.errs[0].Error()
+		}
+		a.Reasons = []Finding{{Severity: SeverityRunsUnseen, Text: msg}}
+		a.Class, a.Why = ClassOther, "possibly irreversible: not understood"
 		return a
 	}
-	a.Reasons = append(a.Reasons, Finding{Severity: SeverityRunsUnseen, Text: "the command model is not complete in this build"})
-	a.Why = "possibly irreversible: not understood"
+	deadline := time.Now().Add(budget)
+	src, shell := z.findScript(&r)
+	var w *walker
+	switch {
+	case src.script != nil:
+		s := src.script
+		a.Heading, a.Trust = scriptHeading(s), src.trust
+		text, standIn, ok := crStandIn(s.Text)
+		w = newWalker(z, z.cat, a, s.Lang, r.Dir, r.Secrets, deadline, standIn, len(text))
+		w.dash = s.Shell == "dash" || s.Shell == "ash"
+		if !ok {
+			w.reason(SeverityRunsUnseen, 0, false, "the script contains carriage returns and every other control byte, so the device cannot follow its words")
+			break
+		}
+		if r.ScriptMode {
+			z.shebangUnbound(w, s)
+		}
+		w.shellStartup(s.Shell, s.Options)
+		for i, o := range s.Options {
+			if o == "-x" || (strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--") && strings.ContainsRune(o, 'x')) ||
+				(o == "xtrace" && i > 0 && strings.ContainsRune(s.Options[i-1], 'o')) {
+				w.mark(SeveritySecret, 0, true, "shell option -x traces every command with its expanded words to stderr, secret values included")
+			}
+		}
+		w.unit(text, 0, 0, flow{stdin: true})
+	case src.note != "":
+		w = newWalker(z, z.cat, a, 0, r.Dir, r.Secrets, deadline, 0, 0)
+		if shell != "" {
+			// The executable is a shell with no -c script: its arguments
+			// say what it reads (a script file, standard input).
+			w.shell(z.directCmd(w, &r, shell), shell, 0, len(r.Argv))
+		} else {
+			w.reason(SeverityRunsUnseen, 0, false, "%s", src.note)
+		}
+	default:
+		w = newWalker(z, z.cat, a, 0, r.Dir, r.Secrets, deadline, 0, 0)
+		if len(r.Argv) == 0 {
+			w.reason(SeverityRunsUnseen, 0, false, "the request has no argument vector")
+			break
+		}
+		c := z.directCmd(w, &r, z.programName(&r))
+		w.runAt(c, 0, len(c.ws))
+	}
+	w.finish()
+	a.Understood = len(a.Reasons) == 0
+	z.classify(a, &r, w)
+	a.UnboundItems = w.unbound.finish(r.Dir)
+	for _, u := range a.UnboundItems {
+		a.Unbound = append(a.Unbound, u.Name+": "+u.Why)
+	}
 	return a
 }
+
+// programName is the program an argv run directly is: the executable's
+// name (busybox runs the applet argv[0] names).
+func (z *Analyzer) programName(r *Request) string {
+	name := path.Base(r.Argv[0])
+	if r.Executable != "" {
+		name = path.Base(r.Executable)
+	}
+	if name == "busybox" && len(r.Argv) > 0 {
+		name = path.Base(r.Argv[0])
+	}
+	return name
+}
+
+// directCmd is the request's own argv as one command, its first word the
+// program name; every word is fixed (no shell expands it).
+func (z *Analyzer) directCmd(w *walker, r *Request, name string) *simpleCmd {
+	n := len(r.Argv)
+	c := &simpleCmd{line: 0, direct: true, text: shellJoin(r.Argv), ws: make([]word, n), taints: make([]string, n), in: flow{stdin: true}}
+	for i, v := range r.Argv {
+		if i == 0 {
+			v = name
+		}
+		c.ws[i] = word{val: v, fixed: true, prefix: v, shown: w.display(v)}
+		if i > 0 {
+			c.taints[i] = w.text(v, 0)
+		}
+	}
+	return c
+}
+
+// findScript recognises the shell script an invocation runs, trusting the
+// executable and never argv[0]: a -c argument is explained as shell code
+// only when the executable is that shell. shell names the shell when the
+// executable is one without a -c script.
+func (z *Analyzer) findScript(r *Request) (src scriptSource, shell string) {
+	if r.ScriptMode {
+		if r.Script == nil {
+			return scriptSource{note: "the script file's text was not sent by the client, so the device cannot tell what it runs"}, ""
+		}
+		return shebangScript(*r.Script, r.Executable, r.Argv[min(1, len(r.Argv)):]), ""
+	}
+	sh, trust, problem := z.shellOfExecutable(r)
+	if problem != "" {
+		return scriptSource{note: problem}, ""
+	}
+	if sh == "" || len(r.Argv) == 0 {
+		return scriptSource{}, ""
+	}
+	s, note, stdin := shellArgs(sh, r.Argv[1:])
+	if s == nil {
+		return scriptSource{note: note, stdin: stdin}, sh
+	}
+	return scriptSource{script: s, trust: trust}, ""
+}
+
+// shebangUnbound: a script run directly is bound by its hash; its
+// interpreter is not, and with #!/usr/bin/env PATH chooses it.
+func (z *Analyzer) shebangUnbound(w *walker, s *Script) {
+	first, _, _ := strings.Cut(s.Text, "\n")
+	fields := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(first, "#!"), "\r"))
+	if len(fields) == 0 {
+		return
+	}
+	interp := fields[0]
+	if path.Base(interp) == "env" {
+		w.unbound.viaPath = true
+		w.unbound.add(s.Shell+" via PATH", "the script's "+shellQuote(first)+" line lets PATH choose the interpreter when it runs",
+			"an absolute interpreter in the #! line, such as #!/bin/"+s.Shell)
+		return
+	}
+	w.unbound.add(interp, "the interpreter the #! line names: bound by its path, not by its contents", "")
+}
+
+// scriptHeading names the script: "bash -c, options -e, with $0=x" or
+// "script file run by #!/bin/sh".
+func scriptHeading(s *Script) string {
+	var h string
+	if s.From == "-c" {
+		h = s.Shell + " -c"
+		var opts []string
+		for _, o := range s.Options {
+			if len(o) > 1 && o[0] == '-' && o[1] != '-' && strings.ContainsRune(o, 'c') {
+				o = strings.Replace(o, "c", "", 1)
+				if o == "-" {
+					continue
+				}
+			}
+			opts = append(opts, o)
+		}
+		if len(opts) > 0 {
+			h += ", options " + shellJoin(opts)
+		}
+	} else {
+		h = "script file run by " + Literal(s.From)
+	}
+	if len(s.Params) > 0 {
+		first := 1
+		if s.From == "-c" || strings.HasSuffix(s.From, "is only $0)") {
+			first = 0
+		}
+		var ps []string
+		for i, p := range s.Params {
+			if i == 8 {
+				ps = append(ps, fmt.Sprintf("and %d more", len(s.Params)-i))
+				break
+			}
+			ps = append(ps, fmt.Sprintf("$%d=%s", first+i, clip(shellQuote(p))))
+		}
+		h += ", with " + strings.Join(ps, " ")
+	}
+	return h
+}
+
+// finish turns what the walk collected into the analysis's lists, and
+// sorts the findings most severe first.
+func (w *walker) finish() {
+	a := w.a
+	if w.controls {
+		w.mark(SeverityNote, 0, false, "the script contains control or invisible characters, shown as escapes such as \\r and \\x1b (a backslash written in the script is shown as itself)")
+	}
+	var envNames []string
+	for n := range w.envSecrets {
+		envNames = append(envNames, n)
+	}
+	slices.Sort(envNames)
+	progs := refList(w.programs, false)
+	if progs == "" {
+		progs = "(no program)"
+	}
+	for _, n := range envNames {
+		l := "secret " + w.display(n) + " (environment): every program the script runs inherits it: " + progs
+		if refs := w.named[n]; len(refs) > 0 {
+			l += "; named by " + refList(refs, true)
+		}
+		a.SecretLines = append(a.SecretLines, l)
+		a.Readers[w.envSecrets[n]] = refNames(w.programs)
+	}
+	for _, n := range w.stdinSecrets {
+		readers := refList(w.stdinRead, true)
+		if readers == "" {
+			readers = "no command (nothing reads the script's standard input)"
+		}
+		a.SecretLines = append(a.SecretLines, "secret "+w.display(n)+" (standard input): can be read by "+readers)
+		a.Readers[n] = refNames(w.stdinRead)
+	}
+	for u := range w.unseen {
+		a.Unseen = append(a.Unseen, u)
+	}
+	slices.Sort(a.Unseen)
+	if w.stopped != "" && a.Truncated == "" {
+		a.Truncated = "(" + w.stopped + ")"
+	}
+	for _, list := range []*[]Finding{&a.Reasons, &a.Marks, &a.Runs} {
+		slices.SortStableFunc(*list, func(x, y Finding) int {
+			if x.Severity != y.Severity {
+				return int(y.Severity - x.Severity)
+			}
+			if x.Secret != y.Secret {
+				if x.Secret {
+					return -1
+				}
+				return 1
+			}
+			return x.Line - y.Line
+		})
+	}
+}
+
+func refNames(refs []progRef) []string {
+	var out []string
+	for _, r := range refs {
+		if !slices.Contains(out, r.name) {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+// refList shows programs, at most maxListed, with their lines.
+func refList(refs []progRef, withLines bool) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, r := range refs {
+		key := r.name
+		if withLines {
+			key = fmt.Sprint(r.name, r.line)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if len(parts) == maxListed {
+			parts = append(parts, "and more")
+			break
+		}
+		if withLines && r.line > 0 {
+			parts = append(parts, fmt.Sprintf("%s (line %d)", Literal(r.name), r.line))
+		} else {
+			parts = append(parts, Literal(r.name))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// classify decides the invocation's class (Step 21): irreversible when any
+// command's form is; read-only only when everything is understood and
+// read-only by the rules of the agent gate; otherwise other.
+func (z *Analyzer) classify(a *Analysis, r *Request, w *walker) {
+	for _, c := range a.Commands {
+		if c.Class == ClassIrreversible {
+			a.Class, a.Why = ClassIrreversible, "irreversible: "+c.Form
+			return
+		}
+	}
+	if !a.Understood {
+		a.Class, a.Why = ClassOther, "possibly irreversible: not understood"
+		return
+	}
+	a.Class = ClassOther
+	var forms []string
+	for _, c := range a.Commands {
+		if c.Class != ClassReadOnly {
+			a.Why = "other: " + cmp.Or(c.Form, c.Text) + " is not a read-only form"
+			return
+		}
+		if !slices.Contains(forms, c.Form) {
+			forms = append(forms, c.Form)
+		}
+	}
+	if len(forms) == 0 {
+		a.Why = "other: no command"
+		return
+	}
+	if len(a.Marks) > 0 {
+		a.Why = "other: marked: " + a.Marks[0].Text
+		return
+	}
+	if len(a.Runs) > 0 {
+		a.Why = "other: " + a.Runs[0].Text
+		return
+	}
+	if w.computes != "" {
+		a.Why = "other: the script computes a value at run time (" + w.computes + ")"
+		return
+	}
+	dir := path.Dir(r.Executable)
+	if !readOnlyDirs[dir] {
+		a.Why = "other: the executable " + Literal(r.Executable) + " is not in /usr/bin, /bin, /usr/local/bin or /opt/homebrew/bin"
+		return
+	}
+	if ok, _ := z.executableMatchesHost(r); !ok {
+		a.Why = "other: the executable's sha-256 differs from this host's " + Literal(r.Executable)
+		return
+	}
+	for _, arg := range r.Argv {
+		if credentialFile(arg) {
+			a.Why = "other: an argument names a sensitive path (" + Literal(arg) + ")"
+			return
+		}
+	}
+	// A network client sending a secret is not read-only, except the
+	// program whose own API the secret is for.
+	for _, n := range w.netUses {
+		for _, s := range r.Secrets {
+			if s.Stdin || s.Env == "" {
+				if n.readsStdin {
+					a.Why = "other: " + n.form + " can send the secret " + s.Name + " (standard input) over the network"
+					return
+				}
+				continue
+			}
+			if !slices.Contains(n.forSecret, s.Env) {
+				a.Why = "other: " + n.form + " opens the network with the secret " + s.Env + " in its environment, and its table does not say the secret is for it"
+				return
+			}
+		}
+	}
+	a.Class = ClassReadOnly
+	a.Why = "read-only: " + strings.Join(forms, ", ") + ", executable " + Literal(r.Executable)
+}
+
+// readOnlyDirs are the system directories a read-only executable lives in.
+var readOnlyDirs = map[string]bool{"/usr/bin": true, "/bin": true, "/usr/local/bin": true, "/opt/homebrew/bin": true}

@@ -21,6 +21,8 @@ type Request struct {
 	ExecutableSHA256 []byte // nil when unknown
 	Dir              string // the working directory
 	Secrets          []Secret
+	ScriptMode       bool    // the executable is a script file run directly
+	Script           *string // its text, when the client sent it
 }
 
 // Class is what an invocation can do, for the Step 21 policy.
@@ -50,6 +52,14 @@ type Finding struct {
 	Severity Severity
 	Secret   bool // the finding concerns a delivered secret
 	Text     string
+	More     int // the same finding on this many other lines
+}
+
+// Unbound is one thing a pin of this request cannot bind: its name as the
+// person is told it ("build.sh", "make via PATH", ".git/hooks/*"), why,
+// and the safer form when there is one.
+type Unbound struct {
+	Name, Why, Safer string
 }
 
 // Command is one command the invocation runs, in the order it runs.
@@ -72,4 +82,14 @@ type Analysis struct {
 	Unbound      []string            // what no pin can bind, per program, for this request
 	Class        Class               // the invocation's class (Step 21)
 	Why          string              // "irreversible: git push --force", "read-only: git status, executable /usr/bin/git"
+
+	// How the explanation shows it (the device renders these).
+	Heading      string    // "bash -c, options -e", "script file run by #!/bin/sh"; "" for an argv run directly
+	Trust        string    // how the device knows which shell runs the script
+	Shown        []string  // the commands as shown, two spaces per level of nesting
+	Truncated    string    // the walk stopped early, or the lines were capped: why
+	Runs         []Finding // whose code runs (the project's code, named by its files)
+	SecretLines  []string  // who can read each delivered secret
+	Unseen       []string  // files a program reads or runs that the device does not see
+	UnboundItems []Unbound // Unbound, with why and the safer form
 }

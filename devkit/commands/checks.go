@@ -3,6 +3,8 @@
 // map so that adding a check is a one-line change.
 package commands
 
+import "strings"
+
 // checkInput is what a check sees: the program, the whole argv of the
 // command, and the words the table line carrying the check matched (the
 // option's value, or the operands).
@@ -17,11 +19,21 @@ type checkResult struct {
 	NotUnderstood string // the command is not understood, because of this
 	Irreversible  string // the form is irreversible, because of this
 	Mark          string // a "!" mark to show
+	SecretMark    bool   // the mark concerns the delivered secrets
 }
 
 // checks is the registry the table loader validates `check=NAME` against.
 var checks = map[string]func(checkInput) checkResult{
-	"git-refspec": checkGitRefspec,
+	"git-refspec":      checkGitRefspec,
+	"git-config":       checkGitConfig,
+	"date-operand":     checkDateOperand,
+	"no-response-file": checkNoResponseFile,
+	"source":           checkSource,
+	"alias":            checkAlias,
+	"as-user":          checkAsUser,
+	"keeps-env":        checkKeepsEnv,
+	"detaches":         checkDetaches,
+	"git-url":          checkGitURL,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
@@ -38,6 +50,118 @@ func checkGitRefspec(in checkInput) checkResult {
 			return checkResult{Irreversible: "the refspec " + w + " forces the update"}
 		case len(w) > 1 && w[0] == ':':
 			return checkResult{Irreversible: "the refspec " + w + " deletes the remote ref"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkDateOperand: date's operand is a format only when it starts with
+// "+"; any other operand sets the clock.
+func checkDateOperand(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if !strings.HasPrefix(w, "+") {
+			return checkResult{NotUnderstood: "an operand that does not start with + sets the clock (" + Literal(w) + ")"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkNoResponseFile: binutils read further options from an operand
+// @FILE, which the device does not see.
+func checkNoResponseFile(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if strings.HasPrefix(w, "@") {
+			return checkResult{NotUnderstood: "the operand " + Literal(w) + " is a file of further options the device does not see"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkSource: . and source run a file's commands in this shell; the walk
+// says which file (run.go), this only keeps the table honest.
+func checkSource(in checkInput) checkResult { return checkResult{} }
+
+// checkAlias: an alias changes what a later command name runs.
+func checkAlias(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if strings.Contains(w, "=") {
+			return checkResult{NotUnderstood: "alias " + Literal(w) + " changes what a later command name runs"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkAsUser: sudo and doas run the command as another user.
+func checkAsUser(in checkInput) checkResult {
+	return checkResult{Mark: "runs as another user (root unless -u says otherwise)"}
+}
+
+// checkKeepsEnv: sudo -E keeps the environment, the secrets included.
+func checkKeepsEnv(in checkInput) checkResult {
+	return checkResult{Mark: "keeps the environment, the secrets included, for the other user", SecretMark: true}
+}
+
+// checkDetaches: nohup and setsid let the program outlive the invocation.
+func checkDetaches(in checkInput) checkResult {
+	return checkResult{Mark: "lets a program keep running after the invocation ends, with the secrets in its environment", SecretMark: true}
+}
+
+// gitSafeConfig are configuration keys (prefixes) that run no program and
+// send nothing elsewhere; any other key set by -c or git config makes the
+// command not understood.
+var gitSafeConfig = []string{"user.", "color.", "advice.", "init.defaultbranch", "core.quotepath", "core.autocrlf",
+	"core.filemode", "core.longpaths", "core.ignorecase", "core.safecrlf", "core.eol", "safe.directory", "commit.gpgsign",
+	"tag.gpgsign", "pull.rebase", "pull.ff", "gc.auto", "log.date", "log.decorate", "log.abbrevcommit", "format.pretty",
+	"merge.conflictstyle", "diff.renames", "diff.algorithm", "diff.colormoved", "protocol.version", "http.version",
+	"fetch.prune", "push.default", "push.autosetupremote", "rebase.autostash", "rebase.autosquash", "maintenance.auto",
+	"feature.manyfiles", "column.ui", "status.short", "status.branch", "branch.sort", "tag.sort", "pager.branch", "init.templatedir="}
+
+// checkGitConfig: the key of `git -c KEY=VALUE` or `git config KEY VALUE`
+// must be one that runs no program (alias.*=!..., core.pager,
+// core.fsmonitor, core.sshCommand, core.hooksPath, *.textconv,
+// diff.external, filter.*, credential.helper, gpg.program ... are not).
+func checkGitConfig(in checkInput) checkResult {
+	var key, val string
+	set := false
+	switch {
+	case len(in.Words) == 1 && strings.Contains(in.Words[0], "="):
+		key, val, _ = strings.Cut(in.Words[0], "=")
+		set = true
+	case len(in.Words) == 1:
+		return checkResult{} // a key read
+	case len(in.Words) >= 2:
+		key, val, set = in.Words[0], in.Words[1], true
+	}
+	if !set {
+		return checkResult{}
+	}
+	lk := strings.ToLower(key)
+	if strings.HasPrefix(lk, "alias.") {
+		if strings.HasPrefix(strings.TrimSpace(val), "!") {
+			return checkResult{NotUnderstood: "the configuration " + Literal(key) + " defines an alias that runs a shell command"}
+		}
+		return checkResult{NotUnderstood: "the configuration " + Literal(key) + " defines an alias, which changes what a later git command runs"}
+	}
+	for _, s := range gitSafeConfig {
+		if strings.HasSuffix(s, "=") {
+			continue
+		}
+		if strings.HasPrefix(lk, s) || lk == strings.TrimSuffix(s, ".") {
+			if s == "pager.branch" && val != "false" {
+				break
+			}
+			return checkResult{}
+		}
+	}
+	return checkResult{NotUnderstood: "the configuration " + Literal(key) + " can make git run a program or reach another host; the device vouches only for keys that run none"}
+}
+
+// checkGitURL: a remote written TRANSPORT::ADDRESS makes git run the
+// program git-remote-TRANSPORT (ext:: runs a shell command outright).
+func checkGitURL(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if i := strings.Index(w, "::"); i > 0 && !strings.Contains(w[:i], "/") {
+			return checkResult{NotUnderstood: "the remote " + Literal(w) + " makes git run a transport program (" + Literal(w[:i]) + "::)"}
 		}
 	}
 	return checkResult{}

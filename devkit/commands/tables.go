@@ -54,10 +54,12 @@ func (k kind) String() string {
 // effects is what a table line says a use does.
 type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
-	runs, readsStdin, envDump, loads                         bool
+	runs, readsStdin, envDump, loads, noArgv                 bool
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
+	writesFiles                                              []string // writes=F: files this form writes by name
+	stdinCode                                                string   // stdin-code=LANG: reads its program from stdin
 }
 
 // merge adds o's effects to e's.
@@ -72,9 +74,14 @@ func (e *effects) merge(o effects) {
 	e.readsStdin = e.readsStdin || o.readsStdin
 	e.envDump = e.envDump || o.envDump
 	e.loads = e.loads || o.loads
+	e.noArgv = e.noArgv || o.noArgv
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
+	e.writesFiles = appendNew(e.writesFiles, o.writesFiles...)
+	if e.stdinCode == "" {
+		e.stdinCode = o.stdinCode
+	}
 }
 
 func appendNew(list []string, add ...string) []string {
@@ -90,6 +97,7 @@ func appendNew(list []string, add ...string) []string {
 type option struct {
 	names    []string // spellings: "-f", "--file"
 	value    *kind    // nil: a flag without a value
+	more     []kind   // further values, each the next word (jq --arg NAME VALUE)
 	optional bool     // =?KIND: the value is optional and only attached
 	eff      effects
 	line     int
@@ -370,6 +378,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.envDump = true
 		case a == "loads":
 			e.loads = true
+		case a == "no-argv":
+			e.noArgv = true
 		case a == "whole" && wholeAllowed:
 		case hasVal && key == "reads-code":
 			files := strings.Split(val, ",")
@@ -385,6 +395,18 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 				}
 			}
 			e.forSecret = appendNew(e.forSecret, vars...)
+		case hasVal && key == "writes":
+			files := strings.Split(val, ",")
+			if slices.Contains(files, "") {
+				p.errorf("writes= needs file names separated by commas")
+			}
+			e.writes = true
+			e.writesFiles = appendNew(e.writesFiles, files...)
+		case hasVal && key == "stdin-code":
+			if val == "" || strings.ContainsAny(val, ",:") {
+				p.errorf("stdin-code needs one language: stdin-code=python")
+			}
+			e.stdinCode = val
 		case hasVal && key == "check":
 			if _, ok := checks[val]; !ok {
 				p.errorf("unknown check %q (the registry is in checks.go)", val)
@@ -428,7 +450,7 @@ func (p *tableParser) parseKind(s string) (kind, bool) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	k.name = name
 	switch name {
-	case "word", "number", "pattern", "file", "out", "dir", "host", "url", "argv", "program", "lib", "any":
+	case "word", "number", "pattern", "file", "out", "dir", "host", "url", "argv", "program", "lib", "any", "assign":
 		if hasArg {
 			p.errorf("kind %s takes no \":\" argument", name)
 			return k, false
@@ -450,7 +472,7 @@ func (p *tableParser) parseKind(s string) (kind, bool) {
 			return k, false
 		}
 	default:
-		p.errorf("unknown kind %q (word number enum:A|B pattern file out dir host url code:LANG argv program lib any)", s)
+		p.errorf("unknown kind %q (word number enum:A|B pattern file out dir host url code:LANG argv program lib any assign)", s)
 		return k, false
 	}
 	if k.name == "argv" && !k.rest {
@@ -466,6 +488,12 @@ func (p *tableParser) opt(n *node, args []string) {
 	}
 	o := &option{names: strings.Split(args[0], ","), line: p.line}
 	for _, s := range o.names {
+		if n.syntax == syntaxSingle && (s == "!" || s == "(" || s == ")" || s == ",") {
+			continue // find's expression operators
+		}
+		if len(s) >= 2 && strings.HasSuffix(s, "=") && isVarName(strings.TrimSuffix(s, "=")) {
+			continue // dd's KEY=VALUE operands: the rest of the word is the value
+		}
 		if len(s) < 2 || (s[0] != '-' && s[0] != '+') || strings.ContainsAny(s, "= ") {
 			p.errorf("option spelling %q: it starts with - or + and has no =", s)
 		}
@@ -489,6 +517,15 @@ func (p *tableParser) opt(n *node, args []string) {
 			o.value = &k
 		}
 		rest = rest[1:]
+		for len(rest) > 0 && strings.HasPrefix(rest[0], "=") {
+			if k, ok := p.parseKind(strings.TrimPrefix(rest[0], "=")); ok {
+				if k.rest || o.optional {
+					p.errorf("a further value is one word, and follows a value that is not optional: %q", rest[0])
+				}
+				o.more = append(o.more, k)
+			}
+			rest = rest[1:]
+		}
 	}
 	e, bad := p.effects(rest, false)
 	if len(bad) > 0 {
@@ -510,8 +547,11 @@ func (p *tableParser) operands(n *node, args []string) {
 		if !ok {
 			continue
 		}
-		if len(f.kinds) > 0 && f.kinds[len(f.kinds)-1].rest {
-			p.errorf("kind %s after %s, which takes the rest", k, f.kinds[len(f.kinds)-1])
+		if k.rest && k.name != "assign" && slices.ContainsFunc(f.kinds, func(o kind) bool { return o.rest && o.name != "assign" }) {
+			p.errorf("kind %s: one operands line takes the rest only once", k)
+		}
+		if len(f.kinds) > 0 && f.kinds[len(f.kinds)-1].name == "argv" {
+			p.errorf("kind %s after argv, which takes the rest", k)
 		}
 		f.kinds = append(f.kinds, k)
 	}
@@ -535,11 +575,11 @@ func (p *tableParser) form(n *node, args []string) {
 		}
 		f.words = append(f.words, args[i])
 	}
-	if len(f.words) == 0 {
-		p.errorf("form needs the words it matches")
+	e, bad := p.effects(args[i:], true)
+	if len(f.words) == 0 && !slices.Contains(args[i:], "whole") {
+		p.errorf("form needs the words it matches (only a whole form may have none: the program alone)")
 		return
 	}
-	e, bad := p.effects(args[i:], true)
 	if len(bad) > 0 {
 		p.errorf("unknown effect %q", bad[0])
 	}
@@ -555,11 +595,11 @@ func (p *tableParser) form(n *node, args []string) {
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "deletes", "net", "sends-stdin",
-		"runs", "reads-stdin", "env-dump", "loads", "whole":
+		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
-	return (k == "reads-code" || k == "for-secret" || k == "check") && strings.Contains(a, "=")
+	return (k == "reads-code" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
 }
 
 // finishProgram checks what only a whole table can show.
@@ -578,8 +618,11 @@ func (p *tableParser) finishProgram(prog *program) {
 				}
 				seen[s] = o.line
 			}
-			if n.syntax == syntaxNone {
-				p.errs = append(p.errs, loadError{p.file, o.line, fmt.Sprintf("%s: syntax none takes no options", n.path())})
+			if n.syntax == syntaxNone && !slices.ContainsFunc(o.names, func(s string) bool { return strings.HasSuffix(s, "=") }) {
+				p.errs = append(p.errs, loadError{p.file, o.line, fmt.Sprintf("%s: syntax none takes no options (except KEY= spellings)", n.path())})
+			}
+			if slices.ContainsFunc(o.names, func(s string) bool { return strings.HasSuffix(s, "=") }) && (o.value == nil || o.optional) {
+				p.errs = append(p.errs, loadError{p.file, o.line, fmt.Sprintf("%s: a KEY= spelling needs a value kind (=KIND)", n.path())})
 			}
 		}
 		subs := map[string]int{}

@@ -1,0 +1,860 @@
+// One simple command (the agent gate's rule: matched on the program plus
+// its arguments): its name, then its table's match (match.go), then what
+// the matched lines say it does, applied to the walk: code it runs
+// (followed when it is shell), inner commands (followed), files it writes
+// and reads, the network and what is sent there, whose code runs, and the
+// shell's own builtins where the shell's semantics decide (cd, read, set).
+package commands
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// simpleCmd is one simple command being analysed.
+type simpleCmd struct {
+	words  []*syntax.Word // nil for a command given as argv
+	ws     []word
+	taints []string // secret data each word carries
+	named  []string // secret variables the words name
+	line   int
+	depth  int
+	in     flow
+	text   string
+	direct bool // the invocation's own argv: the executable is bound by its hash
+}
+
+// systemDirs are where an absolute command name is the program of that
+// name (as far as a table can tell).
+var systemDirs = map[string]bool{"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/opt/homebrew/bin": true,
+	"/sbin": true, "/usr/sbin": true, "/usr/local/sbin": true}
+
+// builtins run inside the shell, not as programs of their own: PATH does
+// not choose them and they inherit nothing.
+var builtins = setOf(":", ".", "[", "alias", "break", "builtin", "cd", "command", "continue", "echo", "eval", "exec", "exit",
+	"export", "false", "getopts", "hash", "jobs", "let", "local", "printf", "pwd", "read", "readonly", "return", "set", "shift",
+	"source", "test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "declare", "typeset",
+	"mapfile", "readarray", "pushd", "popd", "dirs", "shopt", "compgen", "enable", "fc", "bind", "caller", "kill", "[[")
+
+func setOf(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// call explains a simple command; it returns the secret data its output
+// can carry.
+func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flow) string {
+	line := w.lineOf(c.Pos())
+	if len(c.Args) == 0 {
+		var as []string
+		for _, a := range c.Assigns {
+			as = append(as, w.show(a))
+		}
+		w.emit(depth, prefix+"set shell variable "+clip(strings.Join(as, " "))+tail)
+		w.computed(line, "an assignment")
+		for _, a := range c.Assigns {
+			w.assign(a, depth, line, false)
+		}
+		return ""
+	}
+	text := w.show(c)
+	w.emit(depth, prefix+text+tail)
+	saved := w.callNamed
+	w.callNamed = nil
+	for _, a := range c.Assigns {
+		w.computed(line, "an assignment")
+		w.assign(a, depth, line, true)
+	}
+	n := len(c.Args)
+	cmd := &simpleCmd{words: c.Args, line: line, depth: depth, in: in, text: text, ws: make([]word, n), taints: make([]string, n)}
+	for k, wd := range c.Args {
+		v, fixed := w.value(wd)
+		p := v
+		if !fixed {
+			p = literalPrefix(wd)
+		}
+		cmd.ws[k] = word{val: v, fixed: fixed, prefix: p, shown: w.show(wd)}
+		cmd.taints[k] = cmp.Or(w.word(wd, depth, line), w.skeletonChecks(wd, line))
+	}
+	cmd.named = w.callNamed
+	w.callNamed = saved
+	for _, nm := range cmd.named {
+		w.named[nm] = append(w.named[nm], progRef{firstWord(cmd), line})
+	}
+	if _, why := w.plainName(c.Args[0]); why != "" {
+		w.reason(SeverityRunsUnseen, line, false, "%s", why)
+		w.program("(a command decided at run time)", line, in.stdin)
+		w.unbound.add("a command computed when the script runs", "its name is an expansion, so no rule can say which program it is", "")
+		w.command(line, depth, text, "", "", ClassOther)
+		return cmp.Or(firstTaint(cmd.taints), in.taint)
+	}
+	return w.runAt(cmd, 0, n)
+}
+
+func firstWord(c *simpleCmd) string {
+	if len(c.ws) > 0 && c.ws[0].fixed {
+		return c.ws[0].val
+	}
+	return "(a command decided at run time)"
+}
+
+func firstTaint(ts []string) string {
+	for _, t := range ts {
+		if t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// stdinTaint is the secret data a command reading its input gets.
+func (w *walker) stdinTaint(in flow) string {
+	if in.taint != "" {
+		return in.taint
+	}
+	if in.stdin && len(w.stdinSecrets) > 0 {
+		return "secret " + strings.Join(w.stdinSecrets, ", ") + " (standard input)"
+	}
+	return ""
+}
+
+// command records one command for Analysis.Commands.
+func (w *walker) command(line, depth int, text, program, form string, class Class) {
+	if w.silent > 0 {
+		return
+	}
+	w.a.Commands = append(w.a.Commands, Command{Line: line, Depth: depth, Text: text, Program: program, Form: form, Class: class})
+}
+
+// runAt explains the command whose name is word i (words i..end-1): the
+// command itself, or one a wrapper (env, sudo, xargs, find -exec ...)
+// runs.
+func (w *walker) runAt(c *simpleCmd, i, end int) string {
+	line := c.line
+	if i >= end {
+		return ""
+	}
+	out := cmp.Or(firstTaint(c.taints[i:end]), w.stdinTaint(c.in))
+	nw := c.ws[i]
+	if !nw.fixed {
+		w.reason(SeverityRunsUnseen, line, false, "runs a command whose name is decided at run time: %s", nw.shown)
+		w.program("(a command decided at run time)", line, c.in.stdin)
+		w.unbound.add("a command computed when the script runs", "its name is an expansion, so no rule can say which program it is", "")
+		w.command(line, c.depth, c.text, "", "", ClassOther)
+		return out
+	}
+	raw := nw.val
+	if i > 0 && (!plainChars(raw) || raw == "") {
+		w.reason(SeverityRunsUnseen, line, false, "runs a command whose name %s is not a plain name", w.display(raw))
+		w.command(line, c.depth, c.text, "", "", ClassOther)
+		return out
+	}
+	name := raw
+	if strings.Contains(raw, "/") {
+		if !c.direct {
+			safer := ""
+			if !strings.HasPrefix(raw, "/") {
+				safer = "run " + raw + " as the command itself: the request then carries its hash"
+			}
+			w.unbound.add(raw, "run by its path: its contents are not bound", safer)
+		}
+		if systemDirs[path.Dir(raw)] {
+			name = path.Base(raw)
+		} else {
+			return w.projectProgram(c, raw, out)
+		}
+	} else if !builtins[name] && w.funcs[name] == nil && !c.direct {
+		w.unbound.viaPath = true
+		w.unbound.add(name+" via PATH", "run by its name, and PATH (inherited, not sent) chooses which program that is",
+			"write its absolute path instead (as 'command -v "+name+"' prints it)")
+	}
+	if body := w.funcs[name]; body != nil {
+		w.program(name+" (a function of the script)", line, c.in.stdin)
+		w.command(line, c.depth, c.text, "", "function "+name, ClassOther)
+		w.functionCall(c, name, body, i, end)
+		return out
+	}
+	w.program(name, line, c.in.stdin)
+	if _, isShell := shellLangs[name]; isShell {
+		w.command(line, c.depth, c.text, name, name, ClassOther)
+		w.shell(c, name, i, end)
+		return out
+	}
+	p := w.cat.lookup(name)
+	if p == nil {
+		w.reason(SeverityRunsUnseen, line, false, "%s is not a command the device knows, so it cannot say what it does with the secrets or the network", w.display(name))
+		w.command(line, c.depth, c.text, "", "", ClassOther)
+		return out
+	}
+	m := matchCommand(p, c.ws[i+1:end])
+	return cmp.Or(w.apply(c, i, end, name, p, m), out)
+}
+
+// lookup finds a program's table by its name, and a versioned name by its
+// stem (python3.12 by python3, then python).
+func (c *catalog) lookup(name string) *program {
+	if p := c.byName[name]; p != nil {
+		return p
+	}
+	stem := strings.TrimRight(name, "0123456789.")
+	if stem != name && stem != "" {
+		if p := c.byName[stem]; p != nil {
+			return p
+		}
+		if strings.HasSuffix(name, "3") || strings.Contains(name, "3.") {
+			if p := c.byName[stem+"3"]; p != nil {
+				return p
+			}
+		}
+	}
+	if v := strings.TrimRight(name, "0123456789"); v != name && strings.HasSuffix(v, ".") {
+		return c.byName[strings.TrimSuffix(v, ".")]
+	}
+	return nil
+}
+
+// projectProgram: a program run by its path outside the system
+// directories is the project's own code (./bin/app) or a file the script
+// wrote (not understood).
+func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
+	line := c.line
+	w.program(raw, line, c.in.stdin)
+	w.command(line, c.depth, c.text, "", "", ClassOther)
+	if l, ok := w.written[w.resolve(raw)]; ok {
+		w.reason(SeverityRunsUnseen, line, true, "runs %s, a file the script wrote at line %d, whose content the device does not see (write, then run)", w.display(raw), l)
+		return out
+	}
+	if path.IsAbs(raw) && w.wd != "" && !strings.HasPrefix(path.Clean(raw), strings.TrimSuffix(path.Clean(w.wd), "/")+"/") {
+		w.reason(SeverityRunsUnseen, line, false, "runs %s, a program outside the working directory that no table describes", w.display(raw))
+		return out
+	}
+	w.runsLine(line, "%s is a program of the project, run by its path: the device does not see what it does", w.display(raw))
+	return out
+}
+
+// functionCall: a function of the script runs its body with the call's
+// words as $1, $2, ...: when they carry secret data, the body is walked
+// again, silently, with those parameters secret.
+func (w *walker) functionCall(c *simpleCmd, name string, body *syntax.Stmt, i, end int) {
+	taint := firstTaint(c.taints[i+1 : end])
+	if taint == "" && len(c.named) == 0 || w.inFunc[name] || w.silent > 2 {
+		return
+	}
+	saved := map[string]bool{}
+	for _, p := range []string{"*", "@", "1", "2", "3", "4", "5", "6", "7", "8", "9"} {
+		saved[p] = w.secretVars[p]
+	}
+	for k := i + 1; k < end; k++ {
+		if c.taints[k] != "" {
+			w.secretVars[fmt.Sprint(k-i)] = true
+			w.secretVars["*"], w.secretVars["@"] = true, true
+		}
+	}
+	w.inFunc[name] = true
+	w.silent++
+	savedLine := w.lineHere
+	w.lineHere = c.line
+	w.stmt(body, c.depth+1, "", c.in)
+	w.lineHere = savedLine
+	w.silent--
+	delete(w.inFunc, name)
+	for p, v := range saved {
+		w.secretVars[p] = v
+	}
+}
+
+// shell explains a shell run by the script: its -c text is followed; a
+// script file, or code read from a pipe, is not seen (a here-document is,
+// whole).
+func (w *walker) shell(c *simpleCmd, name string, i, end int) {
+	sh := ShellOf(name)
+	vals := fixedVals(c.ws[i+1 : end])
+	for k := i + 1; k < end; k++ {
+		if !c.ws[k].fixed && strings.HasPrefix(c.ws[k].prefix, "-") {
+			w.reason(SeverityRunsUnseen, c.line, false, "%s: an option decided at run time (%s)", name, c.ws[k].shown)
+			return
+		}
+	}
+	s, note, stdin := shellArgs(sh, vals)
+	w.shellStartup(sh, vals)
+	if s != nil {
+		k := i + 1 + len(s.Options)
+		for k < end && !(c.ws[k].fixed && c.ws[k].val == s.Text) {
+			k++
+		}
+		if k < end && !c.ws[k].fixed || k >= end {
+			w.reason(SeverityRunsUnseen, c.line, false, "%s -c runs code built at run time: %s", name, c.text)
+			return
+		}
+		w.nested(s.Text, c.depth, c.line, "whose script ("+sh+" -c) runs:", s.Lang, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
+		return
+	}
+	if stdin {
+		w.stdinProgram(c, name, "sh")
+		return
+	}
+	for _, v := range vals {
+		if !strings.HasPrefix(v, "-") {
+			if l, ok := w.written[w.resolve(v)]; ok {
+				w.reason(SeverityRunsUnseen, c.line, true, "%s runs the script file %s, which the script wrote at line %d (write, then run)", name, w.display(v), l)
+				return
+			}
+			w.unbound.add(v, "the script file "+sh+" reads: the request carries its name, not its contents",
+				"run "+scriptCommand(v)+" itself (executable, with a #! line): the request then carries its hash")
+			break
+		}
+	}
+	w.reason(SeverityRunsUnseen, c.line, false, "%s", note)
+}
+
+// scriptCommand is how a script file is run as a command.
+func scriptCommand(file string) string {
+	if strings.Contains(file, "/") {
+		return file
+	}
+	return "./" + file
+}
+
+// stdinProgram: a program that reads its own program (in lang) from
+// standard input. A fixed here-document is shown whole and followed when
+// it is shell; anything else is code the device does not see.
+func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
+	w.unbound.add("the program it reads on standard input", name+" reads its program from standard input, which the request does not carry", "")
+	if c.in.hdoc != nil {
+		body, fixed := fixedWord(c.in.hdoc.Hdoc)
+		if !fixed {
+			w.reason(SeverityRunsUnseen, c.line, c.in.taint != "", "%s runs a here-document with expansions as %s code", name, lang)
+			return
+		}
+		if l, ok := shellLangs[lang]; ok {
+			// Followed command by command: the walk shows every one, and
+			// if the line cap cuts it the script is not understood.
+			w.seen[fmt.Sprintf("hdoc%p", c.in.hdoc)] = -1
+			before := w.a.Truncated
+			w.nested(body, c.depth, c.line, "whose script (the here-document) runs:", l, flow{})
+			if before == "" && w.a.Truncated != "" && w.silent == 0 {
+				w.reason(SeverityRunsUnseen, c.line, false, "the here-document %s runs as code is longer than the device shows", name)
+			}
+			return
+		}
+		w.emit(c.depth+1, name+" runs this "+lang+" code (the here-document):")
+		w.heredocWhole(c.in.hdoc, c.depth+1, c.line, name)
+		w.mark(SeverityRunsUnseen, c.line, false, "%s runs %s code from a here-document (shown above), which the device does not follow", name, lang)
+		return
+	}
+	switch {
+	case c.in.piped == "here-string":
+		w.reason(SeverityRunsUnseen, c.line, c.in.taint != "", "%s runs the %s code of a here-string, which the device does not follow", name, lang)
+	case c.in.piped != "":
+		w.reason(SeverityRunsUnseen, c.line, c.in.taint != "", "%s runs the code piped into it (from %s)", name, c.in.piped)
+	case c.in.stdin:
+		w.reason(SeverityRunsUnseen, c.line, false, "%s reads its commands from standard input, which the device does not see", name)
+	default:
+		w.reason(SeverityRunsUnseen, c.line, false, "%s reads its program from a redirected input, which the device does not see", name)
+	}
+}
+
+// shellStartup names the files a shell reads before its script, as the
+// inherited environment and the options pick them.
+func (w *walker) shellStartup(sh string, opts []string) {
+	interactive, login := false, false
+options:
+	for i, o := range opts {
+		switch {
+		case o == "--login":
+			login = true
+		case o == "--rcfile" || o == "--init-file":
+			if i+1 < len(opts) {
+				w.unbound.add(opts[i+1], sh+" reads it first ("+o+"); its contents are not bound", "")
+				if interactive || slices.Contains(opts, "-i") {
+					w.reason(SeverityRunsUnseen, 0, false, "%s %s %s runs that file first, which the device does not see", sh, o, w.display(opts[i+1]))
+				}
+			}
+		case len(o) > 1 && o[0] == '-' && o[1] != '-':
+			interactive = interactive || strings.ContainsRune(o, 'i')
+			login = login || strings.ContainsRune(o, 'l')
+			if strings.ContainsAny(o, "oO") {
+				continue options // its value is the next word, not the script
+			}
+		case i > 0 && (opts[i-1] == "-o" || opts[i-1] == "-O" || opts[i-1] == "--rcfile" || opts[i-1] == "--init-file"):
+		case !strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "+"):
+			break options
+		}
+	}
+	switch sh {
+	case "bash":
+		if !interactive {
+			w.unbound.add("BASH_ENV", "inherited, not sent: a non-interactive bash first runs the file it names", "")
+			w.unbound.add("~/.bashrc", "bash reads it first when sshd is its parent (Debian and others build bash so), which the request does not say", "")
+		} else {
+			w.unbound.add("~/.bashrc", "an interactive bash reads it first", "")
+		}
+		if login {
+			w.unbound.add("/etc/profile", "a login bash reads it first", "")
+			w.unbound.add("~/.bash_profile", "a login bash reads the first of ~/.bash_profile, ~/.bash_login and ~/.profile", "")
+			w.unbound.add("~/.bash_login", "a login bash reads it when ~/.bash_profile is absent", "")
+			w.unbound.add("~/.profile", "a login bash reads it when neither ~/.bash_profile nor ~/.bash_login exists", "")
+		}
+	case "zsh":
+		w.unbound.add("~/.zshenv", "zsh reads it first (ZDOTDIR, inherited, may move it)", "")
+		if login {
+			w.unbound.add("~/.zprofile and ~/.zlogin", "a login zsh reads them", "")
+		}
+	default:
+		if interactive {
+			w.unbound.add("ENV", "inherited, not sent: an interactive "+sh+" first runs the file it names", "")
+		}
+		if login {
+			w.unbound.add("/etc/profile and ~/.profile", "a login shell reads them first", "")
+		}
+	}
+}
+
+// apply turns a table match into the walk's findings. It returns the
+// secret data the command's output can carry.
+func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *match) string {
+	line := c.line
+	out := ""
+	form, class := m.form, m.class
+	argv := fixedVals(c.ws[i:end])
+	for _, ch := range m.checks {
+		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words})
+		if r.NotUnderstood != "" {
+			w.reason(SeverityRunsUnseen, line, false, "%s: %s", name, r.NotUnderstood)
+		}
+		if r.Irreversible != "" && class != ClassIrreversible {
+			class, form = ClassIrreversible, name+" "+r.Irreversible
+		}
+		if r.Mark != "" {
+			sev := SeverityNote
+			if r.SecretMark {
+				sev = SeveritySecret
+			}
+			w.mark(sev, line, r.SecretMark && len(w.envSecrets) > 0, "%s: %s", c.text, r.Mark)
+		}
+	}
+	if m.problem != "" {
+		w.reason(SeverityRunsUnseen, line, false, "%s", m.problem)
+	}
+	w.command(line, c.depth, c.text, p.names[0], form, class)
+	net := m.eff.net
+	if len(c.named) > 0 && !net {
+		w.mark(SeveritySecret, line, true, "uses secret %s: %s", strings.Join(uniq(c.named), ", "), c.text)
+	}
+	codeFiles := slices.Clone(m.eff.readsCode)
+	optCodeFile := false
+	var hosts []string
+	var sends []string
+	sendsSecret := false
+	readsStdin := m.eff.readsStdin || m.eff.sendsStdin
+	for _, v := range m.values {
+		wi := i + 1 + v.idx
+		switch v.k.name {
+		case "code":
+			out = cmp.Or(w.code(c, name, v, m, wi), out)
+		case "program":
+			if !v.w.fixed {
+				w.reason(SeverityRunsUnseen, line, false, "%s runs a program decided at run time (%s)", name, v.w.shown)
+			} else {
+				w.mark(SeverityRunsUnseen, line, false, "%s runs the program %s (%s)", name, w.display(v.w.val), cmpOr(v.opt, "an operand"))
+				if l, ok := w.written[w.resolve(v.w.val)]; ok {
+					w.reason(SeverityRunsUnseen, line, true, "%s runs %s, which the script wrote at line %d (write, then run)", name, w.display(v.w.val), l)
+				}
+			}
+		case "lib":
+			w.mark(SeverityRunsUnseen, line, false, "%s loads the library or plugin %s (%s)", name, v.w.shown, cmpOr(v.opt, "an operand"))
+		case "host":
+			if !v.w.fixed {
+				hosts = append(hosts, "(a destination decided at run time)")
+			} else if h := hostOfHost(v.w.val); h != "" {
+				hosts = append(hosts, h)
+			}
+		case "url":
+			if !v.w.fixed {
+				if h, _ := hostOfURL(v.w.prefix); strings.Contains(v.w.prefix, "://") && h != "" && strings.ContainsAny(v.w.prefix[strings.Index(v.w.prefix, "://")+3:], "/?#") {
+					hosts = append(hosts, h)
+				} else {
+					hosts = append(hosts, "(a destination decided at run time)")
+				}
+				break
+			}
+			if !strings.Contains(v.w.val, "://") {
+				// A remote's name (git push origin) or user@host:path.
+				if strings.Contains(v.w.val, ":") {
+					hosts = append(hosts, hostOfHost(v.w.val))
+				}
+				break
+			}
+			h, userinfo := hostOfURL(v.w.val)
+			if h != "" {
+				hosts = append(hosts, h)
+			}
+			if strings.Contains(userinfo, ".") {
+				w.mark(SeveritySecret, line, true, "the URL %s puts %s before an @: it connects to %s", w.display(v.w.val), w.display(userinfo), w.display(h))
+			}
+		case "out":
+			w.checkWritePath("writes", v.w.val, v.w.fixed, v.w.shown, line)
+			if v.w.fixed && w.stdinTaint(c.in) != "" {
+				w.tainted[w.resolve(v.w.val)] = true
+			}
+		case "file":
+			if v.w.fixed {
+				if t := w.readsFile(v.w.val, line); t != "" {
+					out = cmp.Or(out, t)
+				}
+				if m.eff.deletes {
+					w.checkWritePath("deletes", v.w.val, true, v.w.shown, line)
+				} else if m.optWrites && v.opt == "" {
+					w.checkWritePath("changes", v.w.val, true, v.w.shown, line)
+				} else if m.eff.writes && v.opt == "" {
+					w.recordChange(v.w.val, line)
+				}
+				if v.w.val == "-" || v.w.val == "/dev/stdin" {
+					readsStdin = true
+					if v.codeFile {
+						w.stdinProgram(c, name, cmpOr(m.stdinLang, "its"))
+					}
+				} else if v.codeFile {
+					codeFiles = append(codeFiles, v.w.val)
+					optCodeFile = optCodeFile || v.opt != ""
+					if v.opt == "" {
+						w.unbound.add(v.w.val, "the file "+name+" runs as code: the request carries its name, not its contents",
+							"run "+scriptCommand(v.w.val)+" itself (executable, with a #! line): the request then carries its hash")
+					} else {
+						w.unbound.add(v.w.val, name+" reads it as code ("+v.opt+"); its contents are not bound", "")
+					}
+				}
+				if net {
+					if what, secret := w.fileData(v.w.val); secret {
+						sends, sendsSecret = append(sends, what), true
+					}
+				}
+			} else if m.eff.deletes {
+				w.checkWritePath("deletes", "", false, v.w.shown, line)
+			}
+		case "assign":
+			if v.w.fixed {
+				k, val, _ := strings.Cut(v.w.val, "=")
+				w.envAssign(k, val, true, line)
+			} else {
+				k, _, _ := strings.Cut(v.w.prefix, "=")
+				w.envAssign(k, "", false, line)
+			}
+		}
+		if net && v.w.fixed && (v.k.name == "word" || v.k.name == "any") {
+			// curl -d @file, -F name=@file, -H @file: a file's content sent.
+			if at := strings.Index(v.w.val, "@"); at >= 0 && (at == 0 || v.w.val[at-1] == '=') && !strings.Contains(v.w.val[:at], "://") {
+				f, _, _ := strings.Cut(v.w.val[at+1:], ";")
+				if f == "-" || f == "/dev/stdin" {
+					readsStdin = true
+				} else if f != "" {
+					what, secret := w.fileData(f)
+					sends = append(sends, what)
+					sendsSecret = sendsSecret || secret
+				}
+			}
+		}
+	}
+	// Files that run code: named in "whose code runs" and in the pin's
+	// list; written earlier in the same script, the command is not
+	// understood (write, then run).
+	files := codeFiles
+	if !optCodeFile {
+		for _, f := range m.eff.readsCode {
+			w.unbound.add(f, name+" reads it ("+form+"); what it runs is not bound", "")
+		}
+	}
+	for _, f := range files {
+		if wl, wf := w.writtenMatch(f); wl > 0 {
+			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
+		}
+	}
+	if m.eff.runs {
+		if len(files) > 0 {
+			w.runsLine(line, "%s runs the project's code: %s", form, strings.Join(uniq(files), ", "))
+		} else {
+			w.runsLine(line, "%s runs code the device does not see", form)
+		}
+	}
+	for _, f := range m.eff.writesFiles {
+		w.recordChange(f, line)
+	}
+	if m.eff.loads {
+		w.mark(SeverityRunsUnseen, line, false, "%s loads a library or plugin: %s", name, c.text)
+	}
+	if m.eff.envDump {
+		w.envDump(line, name)
+		out = "the whole environment"
+	}
+	if m.stdinCode {
+		w.stdinProgram(c, name, m.stdinLang)
+	}
+	if net {
+		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
+		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, i, end), out)
+	}
+	for _, a := range m.argvs {
+		from, to := i+1+a.from, i+1+a.to
+		if a.remote != "" {
+			w.remote(c, name, a.remote, from, to)
+			continue
+		}
+		if a.opt != "" {
+			w.emit(c.depth+1, name+" runs ("+a.opt+"):")
+			inner := *c
+			inner.depth, inner.in, inner.direct = c.depth+1, flow{}, false
+			out = cmp.Or(w.runAt(&inner, from, to), out)
+			continue
+		}
+		inner := *c
+		inner.direct = false
+		out = cmp.Or(w.runAt(&inner, from, to), out)
+	}
+	w.builtin(c, name, i, end)
+	return out
+}
+
+// recordChange remembers a file a command changes (for write, then run).
+func (w *walker) recordChange(f string, line int) {
+	p := w.resolve(f)
+	if _, ok := w.written[p]; !ok {
+		w.written[p] = line
+	}
+}
+
+// writtenMatch finds a file the script wrote that the pattern f (a
+// reads-code entry: a name matched in any directory, a path relative to
+// the working directory, ~/...) names; it returns its line and path.
+func (w *walker) writtenMatch(f string) (int, string) {
+	best, bestPath := 0, ""
+	pat := f
+	if strings.Contains(f, "/") && !strings.HasPrefix(f, "~") && !path.IsAbs(f) {
+		pat = w.resolve(f)
+	}
+	for p, l := range w.written {
+		ok := false
+		if strings.Contains(f, "/") {
+			ok, _ = path.Match(pat, p)
+			if !ok && !path.IsAbs(f) && !strings.HasPrefix(f, "~") {
+				ok = strings.HasSuffix(p, "/"+f) || p == f
+			}
+		} else {
+			ok, _ = path.Match(f, path.Base(p))
+		}
+		if ok && (best == 0 || l < best) {
+			best, bestPath = l, p
+		}
+	}
+	return best, bestPath
+}
+
+// code handles a value of kind code:LANG: shell is followed; a language
+// the device reads is scanned; any other is marked as code that runs.
+func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) string {
+	line := c.line
+	lang := v.k.lang
+	text, fixed := v.w.val, v.w.fixed
+	if v.k.rest && v.opt == "" {
+		// eval, watch: the operands joined by spaces are one script.
+		var parts []string
+		for _, u := range m.values {
+			if u.k.String() == v.k.String() && u.opt == "" {
+				if !u.w.fixed {
+					fixed = false
+				}
+				parts = append(parts, u.w.val)
+			}
+		}
+		if m.values[slices.IndexFunc(m.values, func(u valueUse) bool { return u.k.String() == v.k.String() && u.opt == "" })].idx != v.idx {
+			return "" // joined at the first
+		}
+		text = strings.Join(parts, " ")
+	}
+	if !fixed {
+		w.reason(SeverityRunsUnseen, line, c.taints[wi] != "", "%s runs %s code built at run time: %s", name, lang, c.text)
+		return ""
+	}
+	if lang == "sh" {
+		if name == "trap" && (text == "-" || text == "") {
+			return ""
+		}
+		label := name + " runs, as shell code:"
+		if name == "trap" {
+			label = "trap runs, on a signal or at exit:"
+		}
+		w.nested(text, c.depth, line, label, w.lang, flow{stdin: c.in.stdin && name == "eval", taint: c.in.taint})
+		return ""
+	}
+	if scan, ok := langScanners[lang]; ok {
+		f, _ := scan(text)
+		if f.runs != "" {
+			w.reason(SeverityRunsUnseen, line, false, "%s: %s", f.runs, w.display(text))
+		}
+		for _, file := range f.writes {
+			if file == "" || file == "/dev/stdout" || file == "/dev/stderr" {
+				continue
+			}
+			w.checkWritePath("writes", file, true, w.display(file), line)
+			if w.stdinTaint(c.in) != "" || firstTaint(c.taints) != "" {
+				w.tainted[w.resolve(file)] = true
+				w.mark(SeveritySecret, line, true, "%s writes its input, which carries secret data, to %s", name, w.display(file))
+			}
+		}
+		if f.env {
+			w.mark(SeveritySecret, line, true, "the %s program reads the whole environment, secret variables included", name)
+			return "the whole environment"
+		}
+		return ""
+	}
+	secret := strings.Contains(text, "environ") || strings.Contains(text, "ENV") || strings.Contains(text, "getenv")
+	w.mark(SeverityRunsUnseen, line, secret, "%s runs %s code given on its command line, which the device does not follow: %s", name, lang, w.display(text))
+	return ""
+}
+
+// network records where a command connects and what it sends there.
+func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin bool, i, end int) string {
+	line := c.line
+	hosts = uniq(hosts)
+	for _, h := range hosts {
+		w.host(h, name, line)
+	}
+	dest := strings.Join(hosts, ", ")
+	if dest == "" {
+		dest = "(no destination the device can see)"
+		w.unseen["where "+name+" connects (from its configuration)"] = true
+	}
+	if len(c.named) > 0 {
+		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", strings.Join(uniq(c.named), ", "), dest, c.text)
+	} else if t := firstTaint(c.taints[i:end]); t != "" {
+		w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s: %s", w.display(t), dest, c.text)
+	}
+	if readsStdin {
+		switch {
+		case c.in.taint != "":
+			w.mark(SeveritySecret, line, true, "sends its input, secret data (from %s), to %s: %s", w.display(c.in.taint), dest, c.text)
+		case c.in.stdin && len(w.stdinSecrets) > 0:
+			w.mark(SeveritySecret, line, true, "sends standard input, which carries secret %s, to %s: %s", strings.Join(w.stdinSecrets, ", "), dest, c.text)
+		case c.in.piped != "" && c.in.piped != "here-document" && c.in.piped != "here-string":
+			w.mark(SeverityNetwork, line, false, "sends the output of %s to %s", c.in.piped, dest)
+		}
+	}
+	for _, s := range sends {
+		secret := strings.HasPrefix(s, "secret data")
+		sev := SeverityNetwork
+		if secret {
+			sev = SeveritySecret
+		}
+		w.mark(sev, line, secret, "sends %s to %s: %s", s, dest, c.text)
+	}
+	_ = sendsSecret
+	return ""
+}
+
+// remote: the inner command of ssh HOST CMD runs on HOST, through the
+// remote user's shell, with the words joined by spaces.
+func (w *walker) remote(c *simpleCmd, name, host string, from, to int) {
+	words := make([]string, 0, to-from)
+	for k := from; k < to; k++ {
+		if !c.ws[k].fixed {
+			w.reason(SeverityRunsUnseen, c.line, c.taints[k] != "", "%s runs a remote command on %s built at run time: %s", name, host, c.text)
+			return
+		}
+		words = append(words, c.ws[k].val)
+	}
+	w.nested(strings.Join(words, " "), c.depth, c.line, "on "+host+", the remote shell runs:", syntax.LangPOSIX, flow{})
+}
+
+// builtin applies the shell's own semantics of its builtins, which a table
+// cannot say: where cd goes, what read assigns, what set and printf -v do.
+func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
+	ops := fixedVals(c.ws[i+1 : end])
+	line := c.line
+	switch name {
+	case "cd", "pushd":
+		w.cd(ops)
+	case "read", "mapfile", "readarray":
+		if w.stdinTaint(c.in) != "" {
+			for k, o := range ops {
+				if c.ws[i+1+k].fixed && !strings.HasPrefix(o, "-") && isVarName(o) {
+					w.secretVars[o] = true
+				}
+			}
+			if name == "read" && !slices.ContainsFunc(ops, func(o string) bool { return !strings.HasPrefix(o, "-") }) {
+				w.secretVars["REPLY"] = true
+			}
+		}
+	case "set":
+		if len(ops) == 0 {
+			w.envDump(line, "set")
+		}
+		for k, o := range ops {
+			if o == "-x" || (strings.HasPrefix(o, "-") && strings.ContainsRune(o, 'x') && !strings.HasPrefix(o, "--")) ||
+				(o == "xtrace" && k > 0 && ops[k-1] == "-o") {
+				w.mark(SeveritySecret, line, true, "set -x traces every command with its expanded words to stderr, secret values included")
+			}
+		}
+	case "printf":
+		for k, o := range ops {
+			if o == "-v" && k+1 < len(ops) {
+				w.computed(line, "printf -v")
+				if !c.ws[i+2+k].fixed || strings.Contains(ops[k+1], "[") {
+					w.reason(SeverityRunsUnseen, line, false, "printf -v %s assigns to a name with a subscript, which bash evaluates as code", w.display(ops[k+1]))
+				}
+			}
+		}
+	case "source", ".":
+		file := ""
+		if len(ops) > 0 {
+			file = ops[0]
+		}
+		if l, ok := w.written[w.resolve(file)]; ok {
+			w.reason(SeverityRunsUnseen, line, true, "%s runs the commands of %s, a file the script wrote at line %d (write, then run)", name, w.display(file), l)
+		} else {
+			w.reason(SeverityRunsUnseen, line, false, "%s runs the commands of the file %s in this shell, which the device does not see", name, w.display(file))
+		}
+		if file != "" {
+			w.unbound.add(file, "the script reads and runs it ("+name+"); its contents are not bound", "")
+		}
+	}
+}
+
+func uniq(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// program records a program the script runs: every one inherits the
+// environment, so every one can read an environment secret.
+func (w *walker) program(name string, line int, readsStdin bool) {
+	if w.silent > 0 {
+		return
+	}
+	if readsStdin && !noStdin[name] {
+		w.stdinRead = append(w.stdinRead, progRef{name, line})
+	}
+	if builtins[name] {
+		return
+	}
+	if !w.progSeen[name] {
+		w.progSeen[name] = true
+		w.programs = append(w.programs, progRef{name, line})
+	}
+}
+
+// noStdin never read standard input (wrappers are counted by the command
+// they run).
+var noStdin = setOf(":", "[", "alias", "break", "builtin", "cd", "command", "continue", "echo", "eval", "exec", "exit", "export",
+	"false", "getopts", "hash", "jobs", "let", "local", "printf", "pwd", "readonly", "return", "set", "shift", "source", ".",
+	"test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "declare", "typeset", "pushd",
+	"popd", "dirs", "shopt", "compgen", "kill", "sleep", "ls", "mkdir", "rm", "rmdir", "mv", "touch", "chmod", "ln",
+	"basename", "dirname", "date", "uname", "whoami", "id", "hostname", "env", "printenv", "nohup", "nice", "timeout", "sudo",
+	"doas", "setsid", "time", "stdbuf", "[[")

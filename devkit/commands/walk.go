@@ -1,0 +1,1292 @@
+// The walk over a parsed script (design: "What the device tells the
+// person"): each statement is visited once (nested scripts, substitutions
+// and functions one level deeper, up to maxDepth), its command shown as
+// the client wrote it, and everything the device cannot see through
+// becomes a reason of the verdict. It follows the secrets through every
+// input: the environment every program inherits, words that name them,
+// standard input into pipelines and loops, here-strings and
+// here-documents, function arguments into the body, and files the script
+// wrote with secret data and later reads. run.go handles each simple
+// command.
+package commands
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+type progRef struct {
+	name string
+	line int
+}
+
+// walker is the state of one analysis.
+type walker struct {
+	z        *Analyzer
+	cat      *catalog
+	a        *Analysis
+	lang     syntax.LangVariant
+	dash     bool // the shell is dash or ash: arithmetic never evaluates a value as code
+	wd, cwd  string
+	deadline time.Time
+	standIn  byte // stands for CR in the parsed text
+	stopped  string
+	nodes    int
+	// nestedBytes bounds the nested scripts parsed (eval, sh -c, trap).
+	nestedBytes int
+	// silent > 0: re-walking a function body for its arguments; nothing
+	// is shown and no command is listed again.
+	silent int
+
+	// The unit being walked: its text, and the line every finding in it
+	// is reported on when it is a nested script (0: its own lines).
+	src      string
+	lineHere int
+
+	envSecrets   map[string]string // variable -> secret name
+	stdinSecrets []string
+	secretVars   map[string]bool // delivered, or assigned from secret data (read)
+
+	funcs     map[string]*syntax.Stmt
+	inFunc    map[string]bool
+	written   map[string]int  // resolved path -> line the script wrote it
+	tainted   map[string]bool // resolved paths holding secret data
+	programs  []progRef       // every program run: they inherit the environment
+	progSeen  map[string]bool
+	stdinRead []progRef
+	named     map[string][]progRef
+	hostSeen  map[string]bool
+	unseen    map[string]bool
+	seen      map[string]int // finding key -> its index in its list
+	controls  bool
+	// callNamed collects the secret variables the words of the simple
+	// command being read name.
+	callNamed []string
+
+	// For the class: constructs the read-only rule refuses in a script.
+	computes string // the first assignment, expansion or arithmetic, shown
+
+	unbound *unboundList
+	netUses []netUse // commands that open the network, for the class
+}
+
+// netUse is one command that opens the network.
+type netUse struct {
+	form       string
+	forSecret  []string
+	readsStdin bool
+}
+
+func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline time.Time, standIn byte, size int) *walker {
+	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
+		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
+		written: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
+		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
+		unbound: &unboundList{seen: map[string]bool{}}}
+	for _, s := range secrets {
+		if s.Stdin || s.Env == "" {
+			w.stdinSecrets = append(w.stdinSecrets, s.Name)
+		} else {
+			w.envSecrets[s.Env] = s.Name
+			w.secretVars[s.Env] = true
+		}
+	}
+	return w
+}
+
+// flow is what a statement's input carries.
+type flow struct {
+	stdin bool   // it reads the script's own standard input
+	taint string // its input carries secret data: from what
+	piped string // its input is the output of this command (a pipeline)
+	hdoc  *syntax.Redirect
+}
+
+// reason records something the device cannot see through.
+func (w *walker) reason(sev Severity, line int, secret bool, format string, args ...any) {
+	w.add(&w.a.Reasons, "r", sev, line, secret, fmt.Sprintf(format, args...))
+}
+
+// mark records a "!" line.
+func (w *walker) mark(sev Severity, line int, secret bool, format string, args ...any) {
+	w.add(&w.a.Marks, "m", sev, line, secret, fmt.Sprintf(format, args...))
+}
+
+// runsLine records whose code runs.
+func (w *walker) runsLine(line int, format string, args ...any) {
+	w.add(&w.a.Runs, "c", SeverityRunsUnseen, line, false, fmt.Sprintf(format, args...))
+}
+
+// add records a finding once: the same text on later lines counts as more
+// places of the first.
+func (w *walker) add(list *[]Finding, kind string, sev Severity, line int, secret bool, text string) {
+	key := kind + text
+	if i, ok := w.seen[key]; ok {
+		if f := &(*list)[i]; f.Text == text && f.Line != line {
+			f.More++
+		}
+		return
+	}
+	w.seen[key] = len(*list)
+	*list = append(*list, Finding{Line: line, Severity: sev, Secret: secret, Text: text})
+}
+
+func (w *walker) lineOf(p syntax.Pos) int {
+	if w.lineHere > 0 {
+		return w.lineHere
+	}
+	return int(p.Line())
+}
+
+// show is the client's text of a node, as sent (literal), on one line.
+func (w *walker) show(n syntax.Node) string {
+	if n == nil || !n.Pos().IsValid() {
+		return ""
+	}
+	a, b := int(n.Pos().Offset()), int(n.End().Offset())
+	if a < 0 || b > len(w.src) || a > b {
+		return ""
+	}
+	return w.display(w.src[a:b])
+}
+
+// display is literal text with the CR stand-in shown as \r, clipped. A
+// tab is shown as \t but is no control character worth a mark: Makefiles
+// and here-documents need them.
+func (w *walker) display(s string) string {
+	if len(s) > maxLineBytes*2 {
+		s = s[:maxLineBytes*2]
+	}
+	if w.standIn != 0 {
+		s = strings.ReplaceAll(s, string(w.standIn), "\r")
+	}
+	out := Literal(s)
+	if out != s {
+		if noTabs := strings.ReplaceAll(s, "\t", ""); Literal(noTabs) != noTabs {
+			w.controls = true
+		}
+	}
+	return clip(out)
+}
+
+// value is a word's fixed value, with CR restored; ok is false when the
+// word is computed at run time.
+func (w *walker) value(wd *syntax.Word) (string, bool) {
+	v, ok := fixedWord(wd)
+	if ok && w.standIn != 0 {
+		v = strings.ReplaceAll(v, string(w.standIn), "\r")
+	}
+	return v, ok
+}
+
+// emit shows one line at depth; ok is false when the cap stopped it.
+func (w *walker) emit(depth int, text string) bool {
+	if w.silent > 0 {
+		return true
+	}
+	if len(w.a.Shown) >= maxShownLines {
+		if w.a.Truncated == "" {
+			w.a.Truncated = fmt.Sprintf("(more than %d lines; the rest is checked but not shown, the full text is above)", maxShownLines)
+		}
+		return false
+	}
+	w.a.Shown = append(w.a.Shown, strings.Repeat("  ", min(depth, 12))+text)
+	return true
+}
+
+// tick counts work and stops the walk once the time budget is spent.
+func (w *walker) tick() bool {
+	if w.stopped != "" {
+		return false
+	}
+	w.nodes++
+	if w.nodes%256 == 0 && time.Now().After(w.deadline) {
+		w.stopped = "the device stopped explaining after its time budget"
+		return false
+	}
+	return true
+}
+
+// unit parses text and walks its statements. depth is the nesting of the
+// unit; line, when not 0, is where a nested unit sits in the script.
+func (w *walker) unit(text string, depth, line int, in flow) {
+	savedSrc, savedLine := w.src, w.lineHere
+	w.src, w.lineHere = text, line
+	defer func() { w.src, w.lineHere = savedSrc, savedLine }()
+	p := syntax.NewParser(syntax.Variant(w.lang))
+	first, done := true, false
+	// The loop never breaks: the parser's iterator does not stop when told
+	// to (it would panic), so once done the rest is drained unread; the
+	// reader's deadline ends it soon after.
+	for st, err := range p.StmtsSeq(&budgetReader{r: strings.NewReader(text), deadline: w.deadline}) {
+		if done {
+			continue
+		}
+		if err != nil {
+			done = true
+			w.parseError(err, depth, line)
+			continue
+		}
+		if !w.tick() {
+			done = true
+			w.reason(SeverityRunsUnseen, w.lineHere, false, "%s; the rest is not explained", w.stopped)
+			continue
+		}
+		prefix := "then: "
+		if first {
+			prefix = ""
+		}
+		first = false
+		w.stmt(st, depth, prefix, in)
+	}
+	if first && depth == 0 {
+		w.emit(0, "(no commands)")
+	}
+}
+
+// parseError explains why the parser stopped.
+func (w *walker) parseError(err error, depth, line int) {
+	if errors.Is(err, errDeep) {
+		w.emit(depth, "(the script nests deeper than the device follows here)")
+		w.reason(SeverityRunsUnseen, w.lineHere, false, "the script nests more than %d levels deep; the device stops there and the rest is not explained", maxParseNesting)
+		return
+	}
+	if errors.Is(err, errBudget) || w.stopped != "" {
+		w.stopped = "the device stopped reading the script after its time budget"
+		w.reason(SeverityRunsUnseen, w.lineHere, false, "the device stopped reading the script after its time budget (nesting or size); the rest is not explained")
+		return
+	}
+	errLine := 0
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		errLine = int(pe.Pos.Line())
+	}
+	if line > 0 {
+		errLine = line
+	}
+	w.emit(depth, "(the script does not parse here; the shell runs the commands above before it fails)")
+	w.reason(SeverityRunsUnseen, errLine, false, "the script does not parse (%s); the shell may run the commands before this line, which are explained, and fails here", w.display(err.Error()))
+	w.unbound.add("the script as the shell reads it", "it does not parse here, so what it runs is not known", "")
+}
+
+// nested walks a script inside the script (eval, sh -c, trap, a shell's
+// here-document, a remote command) when its text is fixed.
+func (w *walker) nested(text string, depth, line int, label string, lang syntax.LangVariant, in flow) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	if len(text) > w.nestedBytes {
+		w.reason(SeverityRunsUnseen, line, false, "nested scripts larger than the device follows; the rest is not explained")
+		return
+	}
+	w.nestedBytes -= len(text)
+	if depth+1 > maxDepth {
+		w.reason(SeverityRunsUnseen, line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		return
+	}
+	w.emit(depth+1, label)
+	savedLang, savedCwd := w.lang, w.cwd
+	w.lang = lang
+	w.unit(text, depth+2, line, in)
+	w.lang, w.cwd = savedLang, savedCwd
+}
+
+var connectors = map[syntax.BinCmdOperator]string{
+	syntax.AndStmt: "if that succeeded: ",
+	syntax.OrStmt:  "if that failed: ",
+	syntax.Pipe:    "piped into: ",
+	syntax.PipeAll: "piped (stdout and stderr) into: ",
+}
+
+// stmt describes one statement; it returns what secret data its output
+// carries ("" for none).
+func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string {
+	if !w.tick() {
+		return ""
+	}
+	line := w.lineOf(s.Pos())
+	if depth > maxDepth {
+		w.reason(SeverityRunsUnseen, line, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		return ""
+	}
+	var notes []string
+	if s.Negated {
+		notes = append(notes, "result negated")
+	}
+	if s.Background {
+		notes = append(notes, "in the background")
+		in.stdin = false // a background job reads /dev/null when job control is off
+		if len(w.envSecrets) > 0 {
+			w.mark(SeveritySecret, line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
+		}
+	}
+	rin, rnotes, heredocs, outs := w.redirects(s, line, &in)
+	notes = append(notes, rnotes...)
+	tail := ""
+	if len(notes) > 0 {
+		tail = " [" + strings.Join(notes, "; ") + "]"
+	}
+	var out string
+	shownBefore := len(w.a.Shown)
+	switch c := s.Cmd.(type) {
+	case nil:
+		w.emit(depth, prefix+"(redirections only)"+tail)
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			d := depth
+			if tail != "" {
+				w.emit(depth, prefix+"pipeline"+tail+":")
+				d, prefix = depth+1, ""
+			}
+			left := w.stmt(c.X, d, prefix, in)
+			out = w.stmt(c.Y, d, connectors[c.Op], flow{taint: left, piped: w.show(c.X.Cmd)})
+			break
+		}
+		d := depth
+		if tail != "" {
+			w.emit(depth, prefix+"group"+tail+":")
+			d, prefix = depth+1, ""
+		}
+		a := w.stmt(c.X, d, prefix, in)
+		b := w.stmt(c.Y, d, connectors[c.Op], in)
+		out = cmp.Or(a, b)
+	case *syntax.CallExpr:
+		out = w.call(c, depth, prefix, tail, in)
+	case *syntax.DeclClause:
+		out = w.decl(c, depth, prefix, tail, line)
+	case *syntax.Subshell:
+		w.emit(depth, prefix+"subshell"+tail+":")
+		saved := w.cwd
+		out = w.stmts(c.Stmts, depth+1, in)
+		w.cwd = saved
+	case *syntax.Block:
+		w.emit(depth, prefix+"group"+tail+":")
+		out = w.stmts(c.Stmts, depth+1, in)
+	case *syntax.IfClause:
+		label := "if"
+		for ic := c; ic != nil; ic = ic.Else {
+			if !ic.ThenPos.IsValid() {
+				w.emit(depth, "else:")
+				out = cmp.Or(out, w.stmts(ic.Then, depth+1, in))
+				break
+			}
+			w.emit(depth, prefix+label+tail+":")
+			prefix, tail = "", ""
+			w.stmts(ic.Cond, depth+1, in)
+			w.emit(depth, "when true:")
+			out = cmp.Or(out, w.stmts(ic.Then, depth+1, in))
+			label = "else if"
+		}
+	case *syntax.WhileClause:
+		kw := "while"
+		if c.Until {
+			kw = "until"
+		}
+		w.emit(depth, prefix+kw+tail+":")
+		// The condition (read ...) takes the loop's input each round.
+		w.stmts(c.Cond, depth+1, in)
+		w.emit(depth, "repeat:")
+		out = w.stmts(c.Do, depth+1, in)
+	case *syntax.ForClause:
+		head := "for"
+		if c.Select {
+			head = "select"
+		}
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			head += " " + w.display(l.Name.Value) + " in "
+			if !l.InPos.IsValid() {
+				head += `"$@"`
+			} else {
+				var items []string
+				for _, it := range l.Items {
+					items = append(items, w.show(it))
+				}
+				head += clip(strings.Join(items, " "))
+			}
+			w.emit(depth, prefix+head+tail+":")
+			taint := ""
+			for _, it := range l.Items {
+				taint = cmp.Or(w.word(it, depth, line), taint)
+			}
+			if taint != "" {
+				w.secretVars[l.Name.Value] = true
+			}
+		case *syntax.CStyleLoop:
+			w.emit(depth, prefix+head+" "+w.show(l)+tail+":")
+			w.computed(line, w.show(l))
+			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+				w.arithm(x, depth, line)
+			}
+		}
+		out = w.stmts(c.Do, depth+1, in)
+	case *syntax.CaseClause:
+		w.emit(depth, prefix+"case "+w.show(c.Word)+tail+":")
+		w.word(c.Word, depth, line)
+		for _, it := range c.Items {
+			var pats []string
+			for _, p := range it.Patterns {
+				pats = append(pats, w.show(p))
+				w.word(p, depth, line)
+			}
+			w.emit(depth+1, clip(strings.Join(pats, " | "))+"):")
+			out = cmp.Or(out, w.stmts(it.Stmts, depth+2, in))
+		}
+	case *syntax.TimeClause:
+		if c.Stmt == nil {
+			w.emit(depth, prefix+"time"+tail)
+			break
+		}
+		out = w.stmt(c.Stmt, depth, prefix+"timed: ", in)
+	case *syntax.FuncDecl:
+		name := "(anonymous)"
+		if c.Name != nil {
+			name = c.Name.Value
+			w.funcs[name] = c.Body
+		}
+		for _, n := range c.Names {
+			w.funcs[n.Value] = c.Body
+		}
+		w.emit(depth, prefix+"define function "+w.display(name)+tail+", which runs when called:")
+		saved := w.cwd
+		w.inFunc[name] = true
+		w.stmt(c.Body, depth+1, "", in)
+		delete(w.inFunc, name)
+		w.cwd = saved
+	case *syntax.ArithmCmd:
+		w.emit(depth, prefix+w.show(c)+tail)
+		w.computed(line, w.show(c))
+		w.arithm(c.X, depth, line)
+	case *syntax.LetClause:
+		w.emit(depth, prefix+w.show(c)+tail)
+		w.computed(line, w.show(c))
+		for _, x := range c.Exprs {
+			w.arithm(x, depth, line)
+		}
+	case *syntax.TestClause:
+		w.emit(depth, prefix+w.show(c)+tail)
+		w.test(c.X, depth, line)
+		w.command(line, depth, w.show(c), "[[", "[[", ClassReadOnly)
+	case *syntax.CoprocClause:
+		w.emit(depth, prefix+"coprocess"+tail+":")
+		out = w.stmt(c.Stmt, depth+1, "", flow{})
+	default:
+		w.emit(depth, prefix+w.show(s.Cmd)+tail)
+		w.reason(SeverityRunsUnseen, line, false, "a construct the device does not explain: %s", w.show(s.Cmd))
+	}
+	for _, r := range heredocs {
+		if !w.heredocShown(r) {
+			w.heredocBody(r, depth, line, shownBefore)
+		}
+	}
+	if rin != "" && out == "" {
+		out = rin
+	}
+	// A file written with secret data holds it from now on.
+	if out != "" {
+		for _, p := range outs {
+			w.tainted[p] = true
+		}
+	}
+	return out
+}
+
+func (w *walker) stmts(list []*syntax.Stmt, depth int, in flow) string {
+	out := ""
+	for i, s := range list {
+		prefix := ""
+		if i > 0 {
+			prefix = "then: "
+		}
+		out = cmp.Or(out, w.stmt(s, depth, prefix, in))
+	}
+	return out
+}
+
+var fdNames = map[string]string{"0": "stdin", "1": "stdout", "2": "stderr"}
+
+// redirects describes a statement's redirections, checks where they read
+// and write, and updates its input. It returns secret data the statement
+// reads through a redirection (so its output carries it), the notes, the
+// here-documents to show after the command, and the files its output is
+// written to.
+func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, notes []string, heredocs []*syntax.Redirect, outs []string) {
+	for _, r := range s.Redirs {
+		fd := ""
+		if r.N != nil {
+			fd = r.N.Value
+		}
+		stream := func(def string) string {
+			if fd == "" {
+				return def
+			}
+			if n, ok := fdNames[fd]; ok {
+				return n
+			}
+			return "fd " + w.display(fd)
+		}
+		target, wordTaint := "", ""
+		if r.Word != nil {
+			target = w.show(r.Word)
+			wordTaint = w.word(r.Word, 0, line)
+		}
+		isStdin := fd == "" || fd == "0"
+		switch r.Op {
+		case syntax.RdrOut, syntax.RdrClob, syntax.AppOut, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+			verb := " to "
+			if r.Op == syntax.AppOut || r.Op == syntax.AppAll || r.Op == syntax.AppAllClob {
+				verb = " appended to "
+			}
+			what := stream("stdout")
+			if r.Op == syntax.RdrAll || r.Op == syntax.RdrAllClob || r.Op == syntax.AppAll || r.Op == syntax.AppAllClob {
+				what = "stdout and stderr"
+			}
+			notes = append(notes, what+verb+target)
+			w.checkWrite("writes", r.Word, line)
+			if v, ok := w.value(r.Word); ok {
+				outs = append(outs, w.resolve(v))
+			}
+			w.netPath(r.Word, line)
+		case syntax.RdrIn:
+			notes = append(notes, stream("stdin")+" from "+target)
+			v, ok := w.value(r.Word)
+			if ok {
+				if t := w.readsFile(v, line); t != "" {
+					taint = t
+				}
+			}
+			if t := w.skeletonChecks(r.Word, line); t != "" {
+				taint = t
+			}
+			w.netPath(r.Word, line)
+			if ok && (v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0") {
+				break // still the script's standard input
+			}
+			if isStdin {
+				in.stdin, in.piped, in.hdoc = false, "", nil
+				in.taint = taint
+			}
+		case syntax.RdrInOut:
+			notes = append(notes, stream("stdin")+" read and written: "+target)
+			w.checkWrite("writes", r.Word, line)
+			w.netPath(r.Word, line)
+			if isStdin {
+				in.stdin, in.piped, in.taint, in.hdoc = false, "", "", nil
+			}
+		case syntax.DplIn, syntax.DplOut:
+			def := "stdout"
+			if r.Op == syntax.DplIn {
+				def = "stdin"
+			}
+			switch target {
+			case "-":
+				notes = append(notes, stream(def)+" closed")
+			case "0", "1", "2":
+				notes = append(notes, stream(def)+" to "+fdNames[target])
+			default:
+				notes = append(notes, stream(def)+" to fd "+target)
+			}
+			if r.Op == syntax.DplIn && isStdin && target != "0" {
+				in.stdin, in.piped, in.taint, in.hdoc = false, "", "", nil
+			}
+		case syntax.Hdoc, syntax.DashHdoc:
+			notes = append(notes, stream("stdin")+" from a here-document")
+			heredocs = append(heredocs, r)
+			// Its expansions run before the command does.
+			hdocTaint := w.word(r.Hdoc, 0, line)
+			if isStdin {
+				in.stdin, in.piped, in.taint, in.hdoc = false, "here-document", hdocTaint, r
+			}
+		case syntax.WordHdoc:
+			notes = append(notes, stream("stdin")+" from the string "+target)
+			if isStdin {
+				in.stdin, in.piped, in.taint, in.hdoc = false, "here-string", wordTaint, nil
+			}
+		default:
+			notes = append(notes, target)
+		}
+	}
+	return taint, notes, heredocs, outs
+}
+
+// heredocLines is a here-document's body as written, line by line.
+func (w *walker) heredocLines(r *syntax.Redirect) []string {
+	if r.Hdoc == nil {
+		return nil
+	}
+	a, b := min(int(r.Hdoc.Pos().Offset()), len(w.src)), min(int(r.Hdoc.End().Offset()), len(w.src))
+	if a > b {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(w.src[a:b], "\n"), "\n")
+}
+
+// heredocShown reports a here-document already shown whole (run as code).
+func (w *walker) heredocShown(r *syntax.Redirect) bool {
+	_, ok := w.seen[fmt.Sprintf("hdoc%p", r)]
+	return ok
+}
+
+// heredocBody shows a here-document that is data: its first lines.
+func (w *walker) heredocBody(r *syntax.Redirect, depth, line, _ int) {
+	lines := w.heredocLines(r)
+	for i, l := range lines {
+		if i == heredocShown {
+			w.emit(depth+1, fmt.Sprintf("| ... (%d more lines of the here-document)", len(lines)-i))
+			break
+		}
+		w.emit(depth+1, "| "+w.display(l))
+	}
+}
+
+// heredocWhole shows a here-document that is run as code, every line: if
+// the line cap would cut it, the script is not understood, so no code
+// hides below the cut.
+func (w *walker) heredocWhole(r *syntax.Redirect, depth, line int, runBy string) {
+	w.seen[fmt.Sprintf("hdoc%p", r)] = -1
+	lines := w.heredocLines(r)
+	if w.silent == 0 && len(w.a.Shown)+len(lines) > maxShownLines {
+		w.reason(SeverityRunsUnseen, line, false, "the here-document %s runs as code has %d lines, more than the device shows", runBy, len(lines))
+		return
+	}
+	for _, l := range lines {
+		w.emit(depth+1, "| "+w.display(l))
+	}
+}
+
+// fixedWord reports a word whose value cannot change at run time, and that
+// value: literals and quoted literals.
+func fixedWord(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			return unescapeLit(p.Value), true
+		case *syntax.SglQuoted:
+			return p.Value, !p.Dollar
+		}
+	}
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescapeLit(p.Value))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(unescapeDq(l.Value))
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// literalPrefix is the fixed text a word starts with, before its first
+// expansion (all of it when the word is fixed).
+func literalPrefix(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescapeLit(p.Value))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return b.String()
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return b.String()
+				}
+				b.WriteString(unescapeDq(l.Value))
+			}
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
+}
+
+// unescapeLit removes the backslashes of an unquoted literal (\x is x,
+// backslash-newline disappears).
+func unescapeLit(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeDq removes the backslashes double quotes remove (before $ ` " \
+// and newline).
+func unescapeDq(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// plainName is the command name of a word written plainly: one unquoted
+// literal of ordinary characters. why says what else it is.
+func (w *walker) plainName(wd *syntax.Word) (name, why string) {
+	if len(wd.Parts) == 1 {
+		if l, ok := wd.Parts[0].(*syntax.Lit); ok {
+			v := l.Value
+			switch {
+			case strings.ContainsRune(v, '\\'):
+				return "", "the command name is written with a backslash (" + w.show(wd) + "), which the device does not take as a plain name"
+			case v == "[" || v == "[[":
+				return v, ""
+			case strings.ContainsAny(v, "*?") || strings.Contains(v, "[") && strings.Contains(v, "]"):
+				return "", "the command name is a glob pattern (" + w.show(wd) + "), so the file it runs is found at run time"
+			case strings.ContainsAny(v, "{}") && w.lang != syntax.LangPOSIX:
+				return "", "the command name uses brace expansion (" + w.show(wd) + "), so the command and its words are built at run time"
+			case strings.HasPrefix(v, "=") && w.lang == syntax.LangZsh:
+				return "", "the command name is zsh's =command expansion (" + w.show(wd) + "), replaced by a path at run time"
+			case strings.HasPrefix(v, "~"):
+				return "", "the command name starts with ~ (" + w.show(wd) + "), a home directory found at run time"
+			case w.standIn != 0 && strings.IndexByte(v, w.standIn) >= 0:
+				return "", "the command name contains a carriage return (" + w.show(wd) + ")"
+			case v == "" || !plainChars(v):
+				return "", "the command name " + w.show(wd) + " has characters the device does not take in a plain name"
+			}
+			return v, ""
+		}
+	}
+	for _, p := range wd.Parts {
+		switch p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			if v, ok := fixedWord(wd); ok {
+				return "", fmt.Sprintf("the command name is quoted (%s runs %s); the device vouches only for plain names", w.show(wd), w.display(v))
+			}
+		}
+	}
+	return "", "the command name comes from an expansion (" + w.show(wd) + "), so what runs is decided at run time"
+}
+
+func plainChars(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("_-./+:@%,", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// computed notes the first construct that computes a value at run time
+// (an assignment, an expansion, arithmetic): the read-only rule refuses a
+// script with one.
+func (w *walker) computed(line int, what string) {
+	if w.computes == "" {
+		w.computes = fmt.Sprintf("line %d: %s", line, what)
+	}
+}
+
+// word checks a word's expansions and text: secret names, indirection,
+// code-running expansions, arithmetic, and the substitutions it runs
+// (explained one level deeper). It returns the secret data its value can
+// carry ("" for none).
+func (w *walker) word(wd *syntax.Word, depth, line int) string {
+	if wd == nil {
+		return ""
+	}
+	return w.parts(wd.Parts, depth, line)
+}
+
+func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
+	taint := ""
+	for _, p := range parts {
+		if !w.tick() {
+			return taint
+		}
+		t := ""
+		switch p := p.(type) {
+		case *syntax.Lit:
+			t = w.text(p.Value, line)
+		case *syntax.SglQuoted:
+			t = w.text(p.Value, line)
+			if p.Dollar {
+				w.computed(line, "$'...'")
+			}
+		case *syntax.DblQuoted:
+			t = w.parts(p.Parts, depth, line)
+		case *syntax.CmdSubst:
+			w.computed(line, "a command substitution")
+			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true})
+		case *syntax.ProcSubst:
+			w.computed(line, "a process substitution")
+			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{})
+		case *syntax.ParamExp:
+			w.computed(line, "the parameter expansion "+w.show(p))
+			t = w.param(p, line)
+			if p.Exp != nil {
+				t = cmp.Or(t, w.word(p.Exp.Word, depth, line))
+			}
+			if p.Repl != nil {
+				t = cmp.Or(t, w.word(p.Repl.Orig, depth, line), w.word(p.Repl.With, depth, line))
+			}
+			if p.NestedParam != nil {
+				t = cmp.Or(t, w.parts([]syntax.WordPart{p.NestedParam}, depth, line))
+			}
+			if p.Index != nil {
+				w.arithmWords(p.Index, depth, line)
+			}
+			if p.Slice != nil {
+				w.arithmWords(p.Slice.Offset, depth, line)
+				w.arithmWords(p.Slice.Length, depth, line)
+			}
+		case *syntax.ArithmExp:
+			w.computed(line, "arithmetic")
+			w.arithm(p.X, depth, line)
+		case *syntax.ExtGlob, *syntax.BraceExp:
+			w.computed(line, "a pattern expanded at run time")
+		}
+		taint = cmp.Or(taint, t)
+	}
+	return taint
+}
+
+// arithmWords checks the words inside an arithmetic expression.
+func (w *walker) arithmWords(x syntax.ArithmExpr, depth, line int) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.word(x, depth, line)
+	case *syntax.BinaryArithm:
+		w.arithmWords(x.X, depth, line)
+		w.arithmWords(x.Y, depth, line)
+	case *syntax.UnaryArithm:
+		w.arithmWords(x.X, depth, line)
+	case *syntax.ParenArithm:
+		w.arithmWords(x.X, depth, line)
+	case *syntax.FlagsArithm:
+		w.arithmWords(x.X, depth, line)
+	}
+}
+
+// subst explains the statements of a substitution one level deeper.
+func (w *walker) subst(list []*syntax.Stmt, depth int, label string, in flow) string {
+	if depth+1 > maxDepth {
+		w.reason(SeverityRunsUnseen, w.lineHere, false, "nested deeper than %d levels; the device does not follow it further", maxDepth)
+		return ""
+	}
+	w.emit(depth+1, label)
+	return w.stmts(list, depth+2, in)
+}
+
+// param checks one parameter expansion.
+func (w *walker) param(p *syntax.ParamExp, line int) string {
+	taint := ""
+	name := ""
+	if p.Param != nil {
+		name = p.Param.Value
+	}
+	switch {
+	case p.Excl && p.Names != 0:
+		w.reason(SeveritySecret, line, true, "${!%s...} lists every variable whose name starts with %s, secret ones included", w.display(name), w.display(name))
+	case p.Excl && p.Index == nil:
+		w.reason(SeveritySecret, line, true, "${!%s} reads the variable whose name %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
+	case p.Excl:
+		w.reason(SeverityRunsUnseen, line, false, "${!%s[...]} lists an array's keys", w.display(name))
+	}
+	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil {
+		if op := p.Exp.Word.Lit(); strings.ContainsAny(op, "PE") || op == "" {
+			w.reason(SeverityRunsUnseen, line, false, "${%s@%s} expands the value as a prompt or escapes: bash runs command substitutions inside it", w.display(name), w.display(op))
+		}
+	}
+	if p.Flags != nil && strings.ContainsAny(p.Flags.Value, "ePk") {
+		w.reason(SeverityRunsUnseen, line, true, "zsh flags (%s) evaluate the value or read another variable by name", w.display(p.Flags.Value))
+	}
+	if p.NestedParam != nil {
+		w.reason(SeverityRunsUnseen, line, false, "a nested parameter expansion, evaluated at run time")
+	}
+	if p.Index != nil && !w.dash {
+		w.arithmVar(p.Index, line, "an array subscript")
+	}
+	if p.Slice != nil && !w.dash {
+		w.arithmVar(p.Slice.Offset, line, "a substring offset")
+		w.arithmVar(p.Slice.Length, line, "a substring length")
+	}
+	if w.secretVars[name] && !p.Excl {
+		taint = name
+		w.callNamed = append(w.callNamed, name)
+	}
+	return taint
+}
+
+// arithm checks an arithmetic expression: bash and zsh evaluate a
+// variable's value inside one as an expression of its own, so a value such
+// as a[$(cmd)] runs cmd.
+func (w *walker) arithm(x syntax.ArithmExpr, depth, line int) {
+	if x == nil {
+		return
+	}
+	w.arithmWords(x, depth, line)
+	if !w.dash {
+		w.arithmVar(x, line, "arithmetic")
+	}
+}
+
+// arithmVar marks arithmetic that reads a variable.
+func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
+	if x == nil {
+		return
+	}
+	found := ""
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			if n.Param != nil {
+				found = "$" + n.Param.Value
+			} else {
+				found = "an expansion"
+			}
+		case *syntax.Lit:
+			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') {
+				found = v
+			}
+		case *syntax.CmdSubst:
+			found = "a command substitution"
+			return false
+		}
+		return found == ""
+	})
+	if found != "" {
+		w.reason(SeverityRunsUnseen, line, false, "%s uses the value of %s, which bash evaluates as an expression of its own (a value such as a[$(cmd)] runs cmd)", what, w.display(found))
+	}
+}
+
+// test checks a [[ ]] expression: its arithmetic comparisons evaluate
+// their operands.
+func (w *walker) test(x syntax.TestExpr, depth, line int) {
+	switch t := x.(type) {
+	case *syntax.BinaryTest:
+		w.test(t.X, depth, line)
+		w.test(t.Y, depth, line)
+		switch t.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, side := range []syntax.TestExpr{t.X, t.Y} {
+				if wd, ok := side.(*syntax.Word); ok {
+					if _, fixed := fixedWord(wd); !fixed || !isNumber(wd.Lit()) {
+						w.reason(SeverityRunsUnseen, line, false, "[[ %s ]] compares arithmetically, and bash evaluates the operand's value as an expression (a[$(cmd)] runs cmd)", w.show(t))
+						break
+					}
+				}
+			}
+		}
+	case *syntax.UnaryTest:
+		w.test(t.X, depth, line)
+	case *syntax.ParenTest:
+		w.test(t.X, depth, line)
+	case *syntax.Word:
+		w.word(t, depth, line)
+	}
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range strings.TrimPrefix(s, "-") {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// text checks literal text: secret variables named in it, the whole
+// environment read through /proc, and credential files. It returns the
+// secret data a command reading it would get.
+func (w *walker) text(s string, line int) string {
+	taint := ""
+	if credentialFile(s) {
+		w.mark(SeveritySecret, line, true, "reads the credential file %s", w.display(s))
+		taint = "the credential file " + s
+	}
+	if procEnviron(s) {
+		p := s[strings.Index(s, "/proc/"):]
+		if end := strings.IndexAny(p, " \t\n;|&'\"<>)"); end > 0 {
+			p = p[:end]
+		}
+		w.mark(SeveritySecret, line, true, "reads a process's whole environment (%s), secret variables included", w.display(p))
+		taint = "the whole environment"
+	}
+	return taint
+}
+
+// skeletonChecks checks a word's literal parts together, an expansion
+// standing for anything: /proc/$$/environ reads an environment too.
+func (w *walker) skeletonChecks(wd *syntax.Word, line int) string {
+	if wd == nil || len(wd.Parts) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	var add func(parts []syntax.WordPart)
+	add = func(parts []syntax.WordPart) {
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(p.Value)
+			case *syntax.SglQuoted:
+				b.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				add(p.Parts)
+			default:
+				b.WriteString("*")
+			}
+		}
+	}
+	add(wd.Parts)
+	if s := b.String(); procEnviron(s) {
+		w.mark(SeveritySecret, line, true, "reads a process's whole environment (%s), secret variables included", w.show(wd))
+		return "the whole environment"
+	}
+	return ""
+}
+
+// procEnviron: a path under /proc that reads a process's environment,
+// written directly or with a glob.
+func procEnviron(s string) bool {
+	i := strings.Index(s, "/proc/")
+	if i < 0 {
+		return false
+	}
+	rest := s[i:]
+	return strings.Contains(rest, "environ") || strings.ContainsAny(rest, "*?[")
+}
+
+// decl explains export, declare, typeset, local and readonly: a literal
+// value is understood; with no name, export and declare print every
+// variable.
+func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line int) string {
+	variant := c.Variant.Value
+	what := map[string]string{
+		"export":   "export to the environment of later commands: ",
+		"readonly": "set read-only variable: ",
+		"local":    "set local variable: ",
+	}[variant]
+	if what == "" {
+		what = w.display(variant) + ": "
+	}
+	var as []string
+	names, flags := 0, ""
+	taint := ""
+	for _, a := range c.Args {
+		as = append(as, w.show(a))
+		if a.Naked && a.Name == nil && a.Value != nil {
+			if v, ok := fixedWord(a.Value); ok && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
+				flags += v
+				continue
+			}
+		}
+		names++
+		if t := w.assign(a, depth, line, variant == "export" || strings.Contains(flags, "x")); t != "" {
+			taint = t
+		}
+	}
+	w.emit(depth, prefix+what+clip(strings.Join(as, " "))+tail)
+	w.computed(line, variant)
+	w.command(line, depth, variant+" "+clip(strings.Join(as, " ")), variant, variant, ClassOther)
+	if variant != "local" && variant != "readonly" && names == 0 &&
+		(variant == "export" || flags == "" || strings.ContainsAny(flags, "px")) {
+		w.envDump(line, w.display(variant))
+		taint = "the whole environment"
+	}
+	if strings.Contains(flags, "n") && variant != "export" {
+		w.reason(SeveritySecret, line, true, "declare -n makes a name refer to another variable, decided by its value")
+	}
+	if strings.Contains(flags, "f") && names == 0 {
+		w.mark(SeverityNote, line, false, "prints the shell's function definitions")
+	}
+	if p := w.cat.byName[variant]; p != nil && flags != "" {
+		for _, f := range strings.Fields(strings.NewReplacer("-", " -", "+", " +").Replace(flags)) {
+			for _, l := range f[1:] {
+				if p.lookupOption(string(f[0])+string(l)) == nil {
+					w.reason(SeverityRunsUnseen, line, false, "%s: the option %c%c is not one the device knows", variant, f[0], l)
+				}
+			}
+		}
+	}
+	return taint
+}
+
+// assign checks one assignment; it returns secret data the value carries.
+func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string {
+	taint := ""
+	if a.Value != nil {
+		taint = w.word(a.Value, depth, line)
+	}
+	if a.Array != nil {
+		for _, el := range a.Array.Elems {
+			if el.Value != nil {
+				if t := w.word(el.Value, depth, line); t != "" {
+					taint = t
+				}
+			}
+		}
+	}
+	if a.Index != nil && !w.dash {
+		w.arithmVar(a.Index, line, "an array subscript")
+	}
+	if a.Name == nil {
+		return taint
+	}
+	name := a.Name.Value
+	value, fixed := "", a.Value == nil && a.Array == nil
+	if a.Value != nil {
+		value, fixed = w.value(a.Value)
+	}
+	w.envAssign(name, value, fixed, line)
+	if _, ok := w.envSecrets[name]; ok {
+		w.mark(SeveritySecret, line, true, "sets secret variable %s", w.display(name))
+	}
+	if taint != "" {
+		w.secretVars[name] = true
+	}
+	return taint
+}
+
+// envAssign checks a variable set by the script (for itself or in a
+// command's environment).
+func (w *walker) envAssign(name, value string, fixed bool, line int) {
+	if why := codeVariable(name, value, fixed); why != "" {
+		w.reason(SeverityRunsUnseen, line, false, "sets %s, %s", w.display(name), why)
+	}
+	if name == "PATH" {
+		w.mark(SeverityRunsUnseen, line, false, "changes PATH, so later command names are looked up in other directories")
+	}
+	if why := redirectVariable(name); why != "" {
+		w.mark(SeveritySecret, line, true, "sets %s, %s", w.display(name), why)
+	}
+}
+
+// envDump marks a command that prints the whole environment.
+func (w *walker) envDump(line int, cmd string) {
+	if len(w.envSecrets) > 0 {
+		w.mark(SeveritySecret, line, true, "%s prints every environment variable, the secret ones included", strings.TrimSpace(cmd))
+	} else {
+		w.mark(SeverityNote, line, false, "%s prints every environment variable", strings.TrimSpace(cmd))
+	}
+}
+
+// resolve names a fixed path relative to where the script is.
+func (w *walker) resolve(p string) string {
+	if strings.HasPrefix(p, "~/") || p == "~" {
+		return path.Clean(p)
+	}
+	if p == "" || path.IsAbs(p) || w.cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(w.cwd, p)
+}
+
+// cd follows the script's directory for the write checks.
+func (w *walker) cd(operands []string) {
+	var dirs []string
+	for _, o := range operands {
+		if o != "-P" && o != "-L" && o != "-e" && o != "--" {
+			dirs = append(dirs, o)
+		}
+	}
+	if len(dirs) != 1 || dirs[0] == "" || dirs[0] == "-" || strings.HasPrefix(dirs[0], "~") {
+		w.cwd = ""
+		return
+	}
+	d := dirs[0]
+	switch {
+	case path.IsAbs(d):
+		w.cwd = path.Clean(d)
+	case w.cwd != "":
+		w.cwd = path.Join(w.cwd, d)
+	}
+}
+
+var harmlessTargets = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true, "/dev/stdin": true}
+
+// checkWrite marks a file operand or redirection target outside the
+// working directory (or not known to be inside it), and remembers it.
+func (w *walker) checkWrite(verb string, wd *syntax.Word, line int) {
+	if wd == nil {
+		return
+	}
+	p, fixed := w.value(wd)
+	w.checkWritePath(verb, p, fixed, w.show(wd), line)
+}
+
+func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line int) {
+	if !fixed {
+		if w.wd != "" {
+			w.mark(SeverityWrites, line, false, "%s a path decided at run time, possibly outside the working directory: %s", verb, shown)
+		}
+		return
+	}
+	if harmlessTargets[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") || strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
+		return
+	}
+	if verb == "writes" || verb == "changes" {
+		if _, ok := w.written[w.resolve(p)]; !ok {
+			w.written[w.resolve(p)] = line
+		}
+	}
+	if w.wd == "" {
+		return
+	}
+	switch {
+	case strings.HasPrefix(p, "~"):
+		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s (in a home directory)", verb, w.display(p))
+		return
+	case !path.IsAbs(p) && w.cwd == "":
+		w.mark(SeverityWrites, line, false, "%s %s relative to a directory decided at run time (after cd), possibly outside the working directory", verb, w.display(p))
+		return
+	case !path.IsAbs(p):
+		p = path.Join(w.cwd, p)
+	default:
+		p = path.Clean(p)
+	}
+	wd := path.Clean(w.wd)
+	if p != wd && !strings.HasPrefix(p, strings.TrimSuffix(wd, "/")+"/") {
+		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s", verb, w.display(p))
+	}
+}
