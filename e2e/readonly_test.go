@@ -187,7 +187,7 @@ func TestIrreversibleAskedDespiteGrant(t *testing.T) {
 		why  string
 	}{
 		{[]string{"git", "push", "--force", "origin", "main"}, "git push"},
-		{[]string{"git", "push", "origin", "+main"}, "git push"},
+		{[]string{"git", "push", "origin", "+main"}, "+main"},
 		{[]string{"gh", "repo", "delete", "x", "--yes"}, "gh repo delete"},
 	} {
 		pr := w.startAgentknock(path, append([]string{"-s", "gh", "--"}, tc.args...)...)

@@ -245,8 +245,11 @@ func (ap *approver) automatic(a *device.Approval, class *commandClass) (d device
 		}
 		if a.Kind == kindInvocation {
 			if pinned, _, err := ap.rules.list(); err == nil {
-				if rv := checkRules(append(append([]*rule{}, ap.policy.Rules...), pinned...), a, ap.now()); rv.match != nil {
+				switch rv := checkRules(append(append([]*rule{}, ap.policy.Rules...), pinned...), a, ap.now()); {
+				case rv.match != nil:
 					askedAgain = append(askedAgain, rv.match.label()+" covers this request but does not apply to an irreversible command")
+				case rv.near != nil:
+					askedAgain = append(append(askedAgain, "this request differs from "+rv.near.label()+" in:"), rv.diff...)
 				}
 			}
 		}
