@@ -268,7 +268,7 @@ func explainArgvText(pol *policy, req cmdmodel.Request, an *cmdmodel.Analysis) s
 	verdictText := string(o.v)
 	switch {
 	case o.v == verdictAsk && o.alwaysAsk:
-		verdictText += ": " + clean(o.why)
+		verdictText += ": " + clean(o.why) + " (always asked of a person, whatever a policy, pinned rule or grant says)"
 	case o.v == verdictAsk:
 		verdictText += " (unless a pinned rule or a grant covers it)"
 	case o.note != "":
