@@ -78,6 +78,11 @@ func step21Cases() []classCase {
 		{a("aws", "s3", "ls"), "", ro, "aws s3 ls"},
 		{a("aws", "s3", "ls", "s3://bucket/logs/", "--recursive"), "", ro, ""},
 		{a("aws", "sts", "get-caller-identity"), "", ro, ""},
+		{a("aws", "s3", "ls"), "AWS_SECRET_ACCESS_KEY", ro, ""}, // its own API's secret
+		{a("gh", "pr", "view", "12"), "AWS_SECRET_ACCESS_KEY", notReadOnly, ""},
+		{a("psql", "-h", "db.example", "-c", "SELECT 1"), "PGPASSWORD", notReadOnly, ""},
+		{a("kubectl", "get", "pods", "--kubeconfig", "/tmp/k"), "", notReadOnly, "--kubeconfig"},
+		{a("fly", "status"), "FLY_API_TOKEN", ro, ""},
 		{a("aws", "ec2", "describe-instances", "--instance-ids", "i-1"), "", ro, ""},
 		{a("aws", "s3", "rm", "s3://bucket/key"), "", irr, "aws s3 rm"},
 		{a("aws", "s3", "rb", "s3://bucket", "--force"), "", irr, "aws s3 rb"},
