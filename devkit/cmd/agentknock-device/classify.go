@@ -18,7 +18,7 @@ import (
 	"sort"
 	"strings"
 
-	cmdmodel "agentknock.dev/agentknock/devkit/commands"
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 	"agentknock.dev/agentknock/devkit/device"
 )
 
@@ -45,7 +45,7 @@ func classifyApproval(a *device.Approval) *commandClass {
 	if inv == nil {
 		return nil
 	}
-	return classOf(cmdmodel.Analyze(commandRequest(inv)))
+	return classOf(commandmodel.Analyze(commandRequest(inv)))
 }
 
 // commandRequest turns the device's view of an invocation into the command
@@ -53,8 +53,8 @@ func classifyApproval(a *device.Approval) *commandClass {
 // itself composed ("VAR -> env NAME", "VAR -> stdin"): they say under which
 // variable each secret reaches the command, which decides whether a
 // program's own API is what the secret is for (gh with GH_TOKEN).
-func commandRequest(inv *device.InvocationDetails) cmdmodel.Request {
-	r := cmdmodel.Request{
+func commandRequest(inv *device.InvocationDetails) commandmodel.Request {
+	r := commandmodel.Request{
 		Argv:       append([]string{inv.Command}, inv.Arguments...),
 		Executable: inv.ExecutablePath,
 		Dir:        inv.WorkingDirectory,
@@ -70,12 +70,12 @@ func commandRequest(inv *device.InvocationDetails) cmdmodel.Request {
 	for _, name := range names {
 		for _, line := range inv.Delivery[name] {
 			if _, env, ok := strings.Cut(line, " -> env "); ok {
-				r.Secrets = append(r.Secrets, cmdmodel.Secret{Name: name, Env: env})
+				r.Secrets = append(r.Secrets, commandmodel.Secret{Name: name, Env: env})
 			} else if _, ok := strings.CutSuffix(line, " -> stdin"); ok {
-				r.Secrets = append(r.Secrets, cmdmodel.Secret{Name: name, Stdin: true})
+				r.Secrets = append(r.Secrets, commandmodel.Secret{Name: name, Stdin: true})
 			} else {
 				// An SSH key (agent + signing): delivered, in no variable.
-				r.Secrets = append(r.Secrets, cmdmodel.Secret{Name: name})
+				r.Secrets = append(r.Secrets, commandmodel.Secret{Name: name})
 			}
 		}
 	}
@@ -83,16 +83,16 @@ func commandRequest(inv *device.InvocationDetails) cmdmodel.Request {
 }
 
 // classOf keeps what the policy needs of an analysis.
-func classOf(an *cmdmodel.Analysis) *commandClass {
+func classOf(an *commandmodel.Analysis) *commandClass {
 	if an == nil {
-		return &commandClass{Class: cmdmodel.ClassOther, Why: "the command model gave no analysis"}
+		return &commandClass{Class: commandmodel.ClassOther, Why: "the command model gave no analysis"}
 	}
 	c := &commandClass{Class: an.Class, Why: an.Why, Understood: an.Understood}
 	if len(an.Reasons) > 0 {
 		c.NotUnderstood = an.Reasons[0].Text
 	}
 	if c.Class == "" {
-		c.Class = cmdmodel.ClassOther
+		c.Class = commandmodel.ClassOther
 	}
 	if c.Why == "" {
 		c.Why = string(c.Class)
@@ -139,7 +139,7 @@ explain --read-only-forms
 `
 
 // secretFlags collects --secret NAME=VAR.
-type secretFlags []cmdmodel.Secret
+type secretFlags []commandmodel.Secret
 
 func (s *secretFlags) String() string { return "" }
 
@@ -148,7 +148,7 @@ func (s *secretFlags) Set(v string) error {
 	if !ok || name == "" || env == "" {
 		return fmt.Errorf("--secret wants NAME=VAR, not %q", v)
 	}
-	*s = append(*s, cmdmodel.Secret{Name: name, Env: env})
+	*s = append(*s, commandmodel.Secret{Name: name, Env: env})
 	return nil
 }
 
@@ -174,7 +174,7 @@ func cmdExplainArgv(c *cli, args []string) error {
 		if len(argv) > 0 {
 			return usagef("explain --read-only-forms takes no command")
 		}
-		entries := cmdmodel.ReadOnlyEntries()
+		entries := commandmodel.ReadOnlyEntries()
 		for _, e := range entries {
 			fmt.Fprintln(c.stdout, e)
 		}
@@ -202,9 +202,9 @@ func cmdExplainArgv(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := cmdmodel.Request{Argv: argv, Dir: wd, Secrets: secrets}
+	req := commandmodel.Request{Argv: argv, Dir: wd, Secrets: secrets}
 	req.Executable, req.ExecutableSHA256 = locateExecutable(argv[0], wd, c.getenv("PATH"))
-	an := cmdmodel.Analyze(req)
+	an := commandmodel.Analyze(req)
 	if *asJSON {
 		return printJSON(c.stdout, an)
 	}
@@ -256,7 +256,7 @@ func locateExecutable(name, dir, path string) (string, []byte) {
 
 // explainArgvText is explain's report: verdict, class, understanding, and
 // each command with the table entry it matched.
-func explainArgvText(pol *policy, req cmdmodel.Request, an *cmdmodel.Analysis) string {
+func explainArgvText(pol *policy, req commandmodel.Request, an *commandmodel.Analysis) string {
 	var b strings.Builder
 	c := classOf(an)
 	names := make([]string, 0, len(req.Secrets))
@@ -309,7 +309,7 @@ func explainArgvText(pol *policy, req cmdmodel.Request, an *cmdmodel.Analysis) s
 	return b.String()
 }
 
-func findingText(f cmdmodel.Finding) string {
+func findingText(f commandmodel.Finding) string {
 	if f.Line > 0 {
 		return fmt.Sprintf("line %d: %s", f.Line, clean(f.Text))
 	}

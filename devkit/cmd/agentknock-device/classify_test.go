@@ -16,17 +16,17 @@ import (
 	"testing"
 	"time"
 
-	cmdmodel "agentknock.dev/agentknock/devkit/commands"
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 	"agentknock.dev/agentknock/devkit/device"
 )
 
 var (
-	classRead  = &commandClass{Class: cmdmodel.ClassReadOnly, Why: "read-only: git status, executable /usr/bin/git", Understood: true}
-	classOther = &commandClass{Class: cmdmodel.ClassOther, Why: "other: git commit", Understood: true}
-	classIrrev = &commandClass{Class: cmdmodel.ClassIrreversible, Why: "irreversible: git push --force", Understood: true}
+	classRead  = &commandClass{Class: commandmodel.ClassReadOnly, Why: "read-only: git status, executable /usr/bin/git", Understood: true}
+	classOther = &commandClass{Class: commandmodel.ClassOther, Why: "other: git commit", Understood: true}
+	classIrrev = &commandClass{Class: commandmodel.ClassIrreversible, Why: "irreversible: git push --force", Understood: true}
 	// A script the device does not understand, whose tables would call
 	// it read-only as far as they go: never read-only.
-	classUnknown = &commandClass{Class: cmdmodel.ClassReadOnly, Why: "possibly irreversible: not understood", NotUnderstood: "line 1: eval runs computed text"}
+	classUnknown = &commandClass{Class: commandmodel.ClassReadOnly, Why: "possibly irreversible: not understood", NotUnderstood: "line 1: eval runs computed text"}
 )
 
 func TestPolicyClassMembersStrict(t *testing.T) {
@@ -316,7 +316,7 @@ func TestExplainArgvCommand(t *testing.T) {
 		}
 	}
 	r = runCLI(t, "", nil, "explain", "--read-only-forms")
-	if r.code != 0 || !strings.Contains(r.stdout, "gh pr view\n") || !strings.Contains(r.stderr, fmt.Sprintf("%d read-only forms", cmdmodel.ReadOnlyForms())) {
+	if r.code != 0 || !strings.Contains(r.stdout, "gh pr view\n") || !strings.Contains(r.stderr, fmt.Sprintf("%d read-only forms", commandmodel.ReadOnlyForms())) {
 		t.Errorf("explain --read-only-forms: code %d, %s", r.code, r.stderr)
 	}
 	// The argv's own options are not explain's.

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	cmdmodel "agentknock.dev/agentknock/devkit/commands"
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 )
 
 // A verdict is what a rule says about a request.
@@ -211,7 +211,7 @@ func (p *policy) decide(kind string, secrets []string) (verdict, string) {
 // ("irreversible: git push --force", "read-only: git status, executable
 // /usr/bin/git"), and whether the device understood it at all.
 type commandClass struct {
-	Class      cmdmodel.Class
+	Class      commandmodel.Class
 	Why        string
 	Understood bool
 	// NotUnderstood: the most severe reason it is not understood.
@@ -220,14 +220,14 @@ type commandClass struct {
 
 // irreversible: the request must be asked of a person (or denied).
 func (c *commandClass) irreversible() bool {
-	return c != nil && c.Class == cmdmodel.ClassIrreversible
+	return c != nil && c.Class == commandmodel.ClassIrreversible
 }
 
 // readOnly: every command is read-only by the tables, and understood. A
 // command the device does not understand is possibly irreversible, so it
 // is never read-only, whatever the class says.
 func (c *commandClass) readOnly() bool {
-	return c != nil && c.Understood && c.Class == cmdmodel.ClassReadOnly
+	return c != nil && c.Understood && c.Class == commandmodel.ClassReadOnly
 }
 
 // caution is the line an automatic approval of a command the device does
@@ -392,7 +392,7 @@ func (p *policy) readOnlyApprovals() []string {
 		"      class of one), understood, with no sensitive path among its arguments and its executable in a\n"+
 		"      system directory. A read can still send the secret to the service it is for, and the tables\n"+
 		"      trust the program at that path. Irreversible commands are %s.\n",
-		strings.Join(names, ", "), cmdmodel.ReadOnlyForms(), irreversibleText(p.Irreversible))}
+		strings.Join(names, ", "), commandmodel.ReadOnlyForms(), irreversibleText(p.Irreversible))}
 }
 
 func irreversibleText(v verdict) string {
