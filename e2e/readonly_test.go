@@ -106,7 +106,7 @@ func (w *world) askedThenDenied(check func(classPending), args ...string) {
 func TestReadOnlyPolicyRunsReadsUnasked(t *testing.T) {
 	t.Parallel()
 	w, token := classWorld(t)
-	if !strings.Contains(w.log(), `"read_only": secrets gh: approved for an invocation whose every command is`) {
+	if !strings.Contains(w.log(), `"read_only": secrets gh: "approve":`) {
 		t.Errorf("serve does not name what the read-only policy approves:\n%s", clip(w.log()))
 	}
 	if r := w.readOnlyUnasked("git", "status"); !strings.Contains(r.stdout, "On branch main") {

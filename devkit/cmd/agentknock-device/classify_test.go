@@ -278,7 +278,7 @@ func TestServeNamesReadOnlyPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(p.autoApprovals(), "")
-	for _, want := range []string{`"read_only": secrets "*" (every secret without its own entry), gh-token: approved`,
+	for _, want := range []string{`"read_only": secrets "*" (every secret without its own entry), gh-token: "approve"`,
 		"read-only forms", "A read can still send the secret to the service it is for",
 		`Irreversible commands are denied ("irreversible": "deny")`} {
 		if !strings.Contains(text, want) {

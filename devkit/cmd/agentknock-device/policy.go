@@ -387,11 +387,13 @@ func (p *policy) readOnlyApprovals() []string {
 			names[i] = clean(n)
 		}
 	}
-	return []string{fmt.Sprintf("  - \"read_only\": secrets %s: approved for an invocation whose every command is\n"+
-		"      read-only by the device's tables (%d read-only forms; 'agentknock-device explain -- ARGV...' shows the\n"+
-		"      class of one), understood, with no sensitive path among its arguments and its executable in a\n"+
-		"      system directory. A read can still send the secret to the service it is for, and the tables\n"+
-		"      trust the program at that path. Irreversible commands are %s.\n",
+	return []string{fmt.Sprintf("  - \"read_only\": secrets %s: \"approve\":\n"+
+		"      an invocation whose every command is read-only by the device's tables, understood,\n"+
+		"      with no sensitive path among its arguments and its executable in a system directory,\n"+
+		"      is approved without asking (%d read-only forms: 'agentknock-device explain\n"+
+		"      --read-only-forms' lists them, 'explain -- ARGV...' classes one).\n"+
+		"      A read can still send the secret to the service it is for, and the tables trust\n"+
+		"      the program at that path. Irreversible commands are %s.\n",
 		strings.Join(names, ", "), commandmodel.ReadOnlyForms(), irreversibleText(p.Irreversible))}
 }
 
