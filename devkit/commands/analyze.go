@@ -77,7 +77,7 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 		for i, o := range s.Options {
 			if o == "-x" || (strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--") && strings.ContainsRune(o, 'x')) ||
 				(o == "xtrace" && i > 0 && strings.ContainsRune(s.Options[i-1], 'o')) {
-				w.mark(SeveritySecret, 0, true, "shell option -x traces every command with its expanded words to stderr, secret values included")
+				w.mark(SeverityExposes, 0, true, "shell option -x traces every command with its expanded words to stderr, secret values included")
 			}
 		}
 		w.unit(text, 0, 0, flow{stdin: true})

@@ -42,7 +42,8 @@ const (
 	SeverityNote       Severity = iota // worth knowing
 	SeverityWrites                     // writes outside the directory
 	SeverityNetwork                    // opens the network
-	SeveritySecret                     // sends or exposes a secret
+	SeverityExposes                    // a secret reaches a program, a file or a trace
+	SeveritySecret                     // sends a secret (or the environment) over the network
 	SeverityRunsUnseen                 // runs code the device cannot see
 )
 

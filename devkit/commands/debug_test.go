@@ -14,7 +14,11 @@ func TestDebugScript(t *testing.T) {
 	if s == "" {
 		t.Skip("AK_SCRIPT not set: nothing to print")
 	}
-	a := testAnalyze([]string{"bash", "-c", s})
+	sh := os.Getenv("AK_SHELL")
+	if sh == "" {
+		sh = "bash"
+	}
+	a := testAnalyze([]string{sh, "-c", s})
 	fmt.Println(dump(a))
 }
 

@@ -39,3 +39,16 @@ func mentions(a *Analysis, want string) bool {
 	all = append(all, a.Destinations...)
 	return slices.ContainsFunc(all, func(l string) bool { return strings.Contains(l, want) })
 }
+
+// missingTables lists the programs an analysis found no table for: a case
+// that needs another family's table (merged later) says so instead of
+// failing on a table that is not in this tree.
+func missingTables(a *Analysis) []string {
+	var out []string
+	for _, r := range a.Reasons {
+		if name, ok := strings.CutSuffix(r.Text, " is not a command the device knows, so it cannot say what it does with the secrets or the network"); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -78,9 +78,41 @@ func (m *match) fail(format string, args ...any) {
 // matchCommand matches words (the arguments after the program's name).
 func matchCommand(p *program, words []word) *match {
 	m := &match{prog: p}
+	if p.syntax == syntaxBundled {
+		words = unbundle(&p.node, words)
+	}
 	m.node(&p.node, words, 0)
 	m.finish(words)
 	return m
+}
+
+// unbundle rewrites an old-style first word (tar xzf FILE) as the
+// options it stands for, each value-taking letter taking the next word.
+// A first word with a letter the table does not list stays as it is (an
+// operand, and so most likely not understood).
+func unbundle(n *node, words []word) []word {
+	if len(words) == 0 || !words[0].fixed || words[0].val == "" || strings.HasPrefix(words[0].val, "-") {
+		return words
+	}
+	first := words[0].val
+	var out []word
+	next := 1
+	for _, c := range first {
+		s := "-" + string(c)
+		o := n.lookupOption(s)
+		if o == nil || c > 127 {
+			return words
+		}
+		out = append(out, word{val: s, fixed: true, prefix: s, shown: s})
+		if o.value != nil && !o.optional {
+			if next >= len(words) {
+				return words
+			}
+			out = append(out, words[next])
+			next++
+		}
+	}
+	return append(out, words[next:]...)
 }
 
 // lookupOption finds an option spelling in n.
@@ -209,7 +241,7 @@ func (m *match) node(n *node, words []word, base int) {
 		// After the operands before an inner command, a word is the
 		// command, unless it is an option this program knows and its
 		// syntax lets options follow operands (flock FILE -c CMD).
-		known := isOpt && n.syntax == syntaxGNU && n.knowsOption(w)
+		known := isOpt && (n.syntax == syntaxGNU || n.syntax == syntaxBundled) && n.knowsOption(w)
 		if f := n.argvHere(words, ops, i); f != nil && !m.noArgv && (!isOpt || len(ops) > 0 && !known || n.syntax == syntaxPOSIX && !isOpt) {
 			m.argvs = append(m.argvs, argvSpan{from: base + i, to: base + len(words), remote: m.remoteHost(n, f, words, ops)})
 			m.operands(n, words, ops, base, f)
@@ -315,7 +347,8 @@ func (m *match) option(n *node, words []word, i, base int) int {
 			return -1
 		}
 		o := n.lookupOption(name)
-		if o == nil && n.syntax != syntaxSingle {
+		if o == nil {
+			// -flag=value (Go's flag package, java -Dk=v is a spelling).
 			name, val, attached = strings.Cut(t, "=")
 			o = n.lookupOption(name)
 		}
@@ -464,7 +497,7 @@ func (m *match) useOption(o *option, name string) {
 	if o.eff.noArgv {
 		m.noArgv = true
 	}
-	if o.value == nil {
+	if o.value == nil || o.optional {
 		for _, c := range o.eff.checks {
 			m.checks = append(m.checks, checkUse{c, nil})
 		}
@@ -535,6 +568,9 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 			m.operandsMatched(n, words, nil, base, firstFitting(forms, words, nil))
 			return
 		}
+		if m.codeByOption() {
+			return // perl -e CODE: the option is the program
+		}
 		m.fail("%s: needs operands the device knows", n.path())
 		return
 	}
@@ -555,7 +591,20 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 			preferred = append(preferred, f)
 		}
 	}
-	if f := firstFitting(append(preferred, rest...), words, ops); f != nil {
+	// An option that gave the program its code (perl -e, python -c, make
+	// -f) stands for the script operand: try each alternative without a
+	// first operand that is code.
+	var dropped []*operandForm
+	if m.codeByOption() {
+		for _, f := range forms {
+			if len(f.kinds) > 0 && (f.kinds[0].name == "code" || f.kinds[0].name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)) {
+				g := *f
+				g.kinds = f.kinds[1:]
+				dropped = append(dropped, &g)
+			}
+		}
+	}
+	if f := firstFitting(slices.Concat(preferred, dropped, rest), words, ops); f != nil {
 		m.operandsMatched(n, words, ops, base, f)
 		return
 	}
@@ -564,6 +613,13 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 		shown = append(shown, words[i].shown)
 	}
 	m.fail("%s: the operands %s are not a form the device knows", n.path(), clip(strings.Join(shown, " ")))
+}
+
+// codeByOption reports whether an option gave the program its code.
+func (m *match) codeByOption() bool {
+	return slices.ContainsFunc(m.values, func(v valueUse) bool {
+		return v.opt != "" && (v.k.name == "code" || v.codeFile || v.eff.runs)
+	})
 }
 
 func firstFitting(forms []*operandForm, words []word, ops []int) *operandForm {

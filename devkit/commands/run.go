@@ -158,6 +158,11 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		return out
 	}
 	name := raw
+	if strings.Contains(raw, "/") && strings.ContainsAny(raw, ":@") && !c.direct {
+		w.reason(SeverityRunsUnseen, line, false, "runs %s, which is not a plain path (a package or a URL, fetched at run time)", w.display(raw))
+		w.command(line, c.depth, c.text, "", "", ClassOther)
+		return out
+	}
 	if strings.Contains(raw, "/") {
 		if !c.direct {
 			safer := ""
@@ -228,8 +233,15 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
 	line := c.line
 	w.program(raw, line, c.in.stdin)
 	w.command(line, c.depth, c.text, "", "", ClassOther)
-	if l, ok := w.written[w.resolve(raw)]; ok {
-		w.reason(SeverityRunsUnseen, line, true, "runs %s, a file the script wrote at line %d, whose content the device does not see (write, then run)", w.display(raw), l)
+	if how, l := w.wroteAt(raw); how == "built" {
+		w.runsLine(line, "%s, built at line %d from the project's code, runs: the device does not see what it does", w.display(raw), l)
+		return out
+	} else if how != "" {
+		w.reason(SeverityRunsUnseen, line, true, "runs %s, a file the script %s at line %d, whose content the device does not see (write, then run)", w.display(raw), how, l)
+		return out
+	}
+	if w.extracted > 0 {
+		w.reason(SeverityRunsUnseen, line, false, "runs %s after the script unpacked a download at line %d (it may come from it)", w.display(raw), w.extracted)
 		return out
 	}
 	if path.IsAbs(raw) && w.wd != "" && !strings.HasPrefix(path.Clean(raw), strings.TrimSuffix(path.Clean(w.wd), "/")+"/") {
@@ -303,8 +315,12 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 	}
 	for _, v := range vals {
 		if !strings.HasPrefix(v, "-") {
-			if l, ok := w.written[w.resolve(v)]; ok {
-				w.reason(SeverityRunsUnseen, c.line, true, "%s runs the script file %s, which the script wrote at line %d (write, then run)", name, w.display(v), l)
+			if how, l := w.wroteAt(v); how != "" {
+				w.reason(SeverityRunsUnseen, c.line, true, "%s runs the script file %s, which the script %s at line %d (write, then run)", name, w.display(v), how, l)
+				return
+			}
+			if w.extracted > 0 {
+				w.reason(SeverityRunsUnseen, c.line, false, "%s runs %s after the script unpacked a download at line %d (it may come from it)", name, w.display(v), w.extracted)
 				return
 			}
 			w.unbound.add(v, "the script file "+sh+" reads: the request carries its name, not its contents",
@@ -436,7 +452,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if r.Mark != "" {
 			sev := SeverityNote
 			if r.SecretMark {
-				sev = SeveritySecret
+				sev = SeverityExposes
 			}
 			w.mark(sev, line, r.SecretMark && len(w.envSecrets) > 0, "%s: %s", c.text, r.Mark)
 		}
@@ -447,7 +463,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	w.command(line, c.depth, c.text, p.names[0], form, class)
 	net := m.eff.net
 	if len(c.named) > 0 && !net {
-		w.mark(SeveritySecret, line, true, "uses secret %s: %s", strings.Join(uniq(c.named), ", "), c.text)
+		w.mark(SeverityExposes, line, true, "uses secret %s: %s", strings.Join(uniq(c.named), ", "), c.text)
 	}
 	codeFiles := slices.Clone(m.eff.readsCode)
 	optCodeFile := false
@@ -465,8 +481,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				w.reason(SeverityRunsUnseen, line, false, "%s runs a program decided at run time (%s)", name, v.w.shown)
 			} else {
 				w.mark(SeverityRunsUnseen, line, false, "%s runs the program %s (%s)", name, w.display(v.w.val), cmpOr(v.opt, "an operand"))
-				if l, ok := w.written[w.resolve(v.w.val)]; ok {
-					w.reason(SeverityRunsUnseen, line, true, "%s runs %s, which the script wrote at line %d (write, then run)", name, w.display(v.w.val), l)
+				if how, l := w.wroteAt(v.w.val); how != "" {
+					w.reason(SeverityRunsUnseen, line, true, "%s runs %s, which the script %s at line %d (write, then run)", name, w.display(v.w.val), how, l)
 				}
 			}
 		case "lib":
@@ -501,6 +517,14 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				w.mark(SeveritySecret, line, true, "the URL %s puts %s before an @: it connects to %s", w.display(v.w.val), w.display(userinfo), w.display(h))
 			}
 		case "out":
+			switch {
+			case !v.w.fixed:
+			case net:
+				w.recordWrite(v.w.val, line, "downloaded")
+				w.downloads[w.resolve(v.w.val)] = line
+			case m.eff.runs || len(m.eff.readsCode) > 0:
+				w.recordWrite(v.w.val, line, "built")
+			}
 			w.checkWritePath("writes", v.w.val, v.w.fixed, v.w.shown, line)
 			if v.w.fixed && w.stdinTaint(c.in) != "" {
 				w.tainted[w.resolve(v.w.val)] = true
@@ -509,6 +533,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			if v.w.fixed {
 				if t := w.readsFile(v.w.val, line); t != "" {
 					out = cmp.Or(out, t)
+				}
+				if _, ok := w.downloads[w.resolve(v.w.val)]; ok && m.eff.writes && !net {
+					w.extracted = line // an archive from a download, unpacked
 				}
 				if m.eff.deletes {
 					w.checkWritePath("deletes", v.w.val, true, v.w.shown, line)
@@ -522,6 +549,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 					if v.codeFile {
 						w.stdinProgram(c, name, cmpOr(m.stdinLang, "its"))
 					}
+				} else if how, l := w.wroteAt(v.w.val); v.codeFile && how == "downloaded" {
+					w.reason(SeverityRunsUnseen, line, true, "%s runs %s, which the script downloaded at line %d (write, then run)", name, w.display(v.w.val), l)
+				} else if v.codeFile && w.extracted > 0 && v.opt == "" {
+					w.reason(SeverityRunsUnseen, line, false, "%s runs %s after the script unpacked a download at line %d (it may come from it)", name, w.display(v.w.val), w.extracted)
 				} else if v.codeFile {
 					codeFiles = append(codeFiles, v.w.val)
 					optCodeFile = optCodeFile || v.opt != ""
@@ -594,8 +625,26 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		w.envDump(line, name)
 		out = "the whole environment"
 	}
-	if m.stdinCode {
-		w.stdinProgram(c, name, m.stdinLang)
+	// "-" as the operand of a line that runs code: the program is read
+	// on standard input (python3 -, perl -).
+	dashCode := slices.ContainsFunc(m.values, func(v valueUse) bool {
+		return v.opt == "" && v.w.fixed && v.w.val == "-" && v.eff.runs && !v.codeFile
+	})
+	if m.stdinCode || dashCode {
+		w.stdinProgram(c, name, cmpOr(m.stdinLang, progLang(p)))
+	}
+	if net && m.eff.writes {
+		hasOut := slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "out" })
+		for _, v := range m.values {
+			if v.k.name == "url" && v.w.fixed && !hasOut {
+				u := strings.TrimRight(strings.SplitN(strings.SplitN(v.w.val, "?", 2)[0], "#", 2)[0], "/")
+				if i := strings.Index(u, "://"); i >= 0 && strings.Contains(u[i+3:], "/") {
+					f := path.Base(u)
+					w.recordWrite(f, line, "downloaded")
+					w.downloads[w.resolve(f)] = line
+				}
+			}
+		}
 	}
 	if net {
 		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
@@ -624,10 +673,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 
 // recordChange remembers a file a command changes (for write, then run).
 func (w *walker) recordChange(f string, line int) {
-	p := w.resolve(f)
-	if _, ok := w.written[p]; !ok {
-		w.written[p] = line
-	}
+	w.recordWrite(f, line, "changed")
 }
 
 // writtenMatch finds a file the script wrote that the pattern f (a
@@ -679,7 +725,7 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 		text = strings.Join(parts, " ")
 	}
 	if !fixed {
-		w.reason(SeverityRunsUnseen, line, c.taints[wi] != "", "%s runs %s code built at run time: %s", name, lang, c.text)
+		w.reason(SeverityRunsUnseen, line, c.taints[wi] != "", "%s runs %s code built at run time: %s", name, langName(lang), c.text)
 		return ""
 	}
 	if lang == "sh" {
@@ -705,17 +751,17 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 			w.checkWritePath("writes", file, true, w.display(file), line)
 			if w.stdinTaint(c.in) != "" || firstTaint(c.taints) != "" {
 				w.tainted[w.resolve(file)] = true
-				w.mark(SeveritySecret, line, true, "%s writes its input, which carries secret data, to %s", name, w.display(file))
+				w.mark(SeverityExposes, line, true, "%s writes its input, which carries secret data, to %s", name, w.display(file))
 			}
 		}
 		if f.env {
-			w.mark(SeveritySecret, line, true, "the %s program reads the whole environment, secret variables included", name)
+			w.mark(SeverityExposes, line, true, "the %s program reads the whole environment, secret variables included", name)
 			return "the whole environment"
 		}
 		return ""
 	}
 	secret := strings.Contains(text, "environ") || strings.Contains(text, "ENV") || strings.Contains(text, "getenv")
-	w.mark(SeverityRunsUnseen, line, secret, "%s runs %s code given on its command line, which the device does not follow: %s", name, lang, w.display(text))
+	w.mark(SeverityRunsUnseen, line, secret, "%s runs %s code given on its command line, which the device does not follow: %s", name, langName(lang), w.display(text))
 	return ""
 }
 
@@ -769,7 +815,7 @@ func (w *walker) remote(c *simpleCmd, name, host string, from, to int) {
 		}
 		words = append(words, c.ws[k].val)
 	}
-	w.nested(strings.Join(words, " "), c.depth, c.line, "on "+host+", the remote shell runs:", syntax.LangPOSIX, flow{})
+	w.nested(strings.Join(words, " "), c.depth, c.line, "on "+host+", the remote shell runs:", syntax.LangPOSIX, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
 }
 
 // builtin applies the shell's own semantics of its builtins, which a table
@@ -798,7 +844,7 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		for k, o := range ops {
 			if o == "-x" || (strings.HasPrefix(o, "-") && strings.ContainsRune(o, 'x') && !strings.HasPrefix(o, "--")) ||
 				(o == "xtrace" && k > 0 && ops[k-1] == "-o") {
-				w.mark(SeveritySecret, line, true, "set -x traces every command with its expanded words to stderr, secret values included")
+				w.mark(SeverityExposes, line, true, "set -x traces every command with its expanded words to stderr, secret values included")
 			}
 		}
 	case "printf":
@@ -810,13 +856,35 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 				}
 			}
 		}
+	case "export", "readonly", "local", "declare", "typeset":
+		// POSIX sh reads these as plain commands: their NAME=VALUE words
+		// are assignments all the same.
+		names := 0
+		for k, o := range ops {
+			wd := c.ws[i+1+k]
+			if strings.HasPrefix(wd.prefix, "-") || strings.HasPrefix(wd.prefix, "+") {
+				continue
+			}
+			names++
+			w.computed(line, name)
+			if key, val, ok := strings.Cut(wd.prefix, "="); ok && isVarName(key) {
+				w.envAssign(key, val, wd.fixed, line)
+				if c.taints[i+1+k] != "" {
+					w.secretVars[key] = true
+				}
+			}
+			_ = o
+		}
+		if names == 0 && (name == "export" || name == "declare" || name == "typeset") {
+			w.envDump(line, name)
+		}
 	case "source", ".":
 		file := ""
 		if len(ops) > 0 {
 			file = ops[0]
 		}
-		if l, ok := w.written[w.resolve(file)]; ok {
-			w.reason(SeverityRunsUnseen, line, true, "%s runs the commands of %s, a file the script wrote at line %d (write, then run)", name, w.display(file), l)
+		if how, l := w.wroteAt(file); how != "" {
+			w.reason(SeverityRunsUnseen, line, true, "%s runs the commands of %s, a file the script %s at line %d (write, then run)", name, w.display(file), how, l)
 		} else {
 			w.reason(SeverityRunsUnseen, line, false, "%s runs the commands of the file %s in this shell, which the device does not see", name, w.display(file))
 		}
@@ -824,6 +892,36 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 			w.unbound.add(file, "the script reads and runs it ("+name+"); its contents are not bound", "")
 		}
 	}
+}
+
+// progLang is the language of a program's own code options (python -c
+// is code:python), for naming what it reads on standard input.
+func progLang(p *program) string {
+	var find func(n *node) string
+	find = func(n *node) string {
+		for _, o := range n.opts {
+			if o.value != nil && o.value.name == "code" {
+				return o.value.lang
+			}
+		}
+		for _, f := range n.operands {
+			for _, k := range f.kinds {
+				if k.name == "code" {
+					return k.lang
+				}
+			}
+		}
+		return ""
+	}
+	return cmpOr(find(&p.node), p.names[0])
+}
+
+// langName is how a code kind's language is named in a finding.
+func langName(lang string) string {
+	if lang == "sh" {
+		return "shell"
+	}
+	return lang
 }
 
 func uniq(s []string) []string {

@@ -27,6 +27,10 @@ const (
 	syntaxPOSIX  syntaxKind = "posix"  // as gnu, options stop at the first operand
 	syntaxSingle syntaxKind = "single" // whole-word one-dash options (find -name)
 	syntaxNone   syntaxKind = "none"   // every word is an operand
+	// gnu-bundled: gnu, and a first word without a dash is a cluster of
+	// one-letter options whose values are the next words in order (tar
+	// xzf FILE, ar rcs LIB).
+	syntaxBundled syntaxKind = "gnu-bundled"
 )
 
 // kind is the kind of an option value or an operand.
@@ -297,10 +301,10 @@ func (p *tableParser) directive(depth int, f []string) {
 			return
 		}
 		switch s := syntaxKind(args[0]); s {
-		case syntaxGNU, syntaxPOSIX, syntaxSingle, syntaxNone:
+		case syntaxGNU, syntaxPOSIX, syntaxSingle, syntaxNone, syntaxBundled:
 			n.syntax = s
 		default:
-			p.errorf("unknown syntax %q (gnu, posix, single, none)", args[0])
+			p.errorf("unknown syntax %q (gnu, posix, single, none, gnu-bundled)", args[0])
 		}
 	case "class":
 		if len(args) != 1 {
@@ -497,7 +501,7 @@ func (p *tableParser) opt(n *node, args []string) {
 		if len(s) < 2 || (s[0] != '-' && s[0] != '+') || strings.ContainsAny(s, "= ") {
 			p.errorf("option spelling %q: it starts with - or + and has no =", s)
 		}
-		if n.syntax == syntaxGNU || n.syntax == syntaxPOSIX {
+		if n.syntax == syntaxGNU || n.syntax == syntaxPOSIX || n.syntax == syntaxBundled {
 			if len(s) > 2 && s[0] == '-' && s[1] != '-' {
 				p.errorf("option spelling %q under syntax %s: one-dash options are one letter (use syntax single for whole-word options)", s, n.syntax)
 			}

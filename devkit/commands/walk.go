@@ -55,9 +55,12 @@ type walker struct {
 
 	funcs     map[string]*syntax.Stmt
 	inFunc    map[string]bool
-	written   map[string]int  // resolved path -> line the script wrote it
-	tainted   map[string]bool // resolved paths holding secret data
-	programs  []progRef       // every program run: they inherit the environment
+	written   map[string]int    // resolved path -> line the script wrote it
+	how       map[string]string // resolved path -> how: "wrote", "downloaded", "changed", "built"
+	downloads map[string]int    // files a download saved, by resolved path
+	extracted int               // the line an archive from a download was unpacked
+	tainted   map[string]bool   // resolved paths holding secret data
+	programs  []progRef         // every program run: they inherit the environment
 	progSeen  map[string]bool
 	stdinRead []progRef
 	named     map[string][]progRef
@@ -86,7 +89,7 @@ type netUse struct {
 func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline time.Time, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
-		written: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
+		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
 		unbound: &unboundList{seen: map[string]bool{}}}
 	for _, s := range secrets {
@@ -323,7 +326,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		notes = append(notes, "in the background")
 		in.stdin = false // a background job reads /dev/null when job control is off
 		if len(w.envSecrets) > 0 {
-			w.mark(SeveritySecret, line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
+			w.mark(SeverityExposes, line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
 		}
 	}
 	rin, rnotes, heredocs, outs := w.redirects(s, line, &in)
@@ -488,10 +491,17 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	if rin != "" && out == "" {
 		out = rin
 	}
-	// A file written with secret data holds it from now on.
+	// A file written with secret data holds it from now on; written to
+	// /dev/tcp, the data is sent.
 	if out != "" {
 		for _, p := range outs {
 			w.tainted[p] = true
+			for _, dev := range []string{"/dev/tcp/", "/dev/udp/"} {
+				if rest, ok := strings.CutPrefix(p, dev); ok {
+					h, _, _ := strings.Cut(rest, "/")
+					w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s through a redirection: %s", w.display(out), w.display(h), w.show(s))
+				}
+			}
 		}
 	}
 	return out
@@ -624,7 +634,14 @@ func (w *walker) heredocLines(r *syntax.Redirect) []string {
 	if a > b {
 		return nil
 	}
-	return strings.Split(strings.TrimSuffix(w.src[a:b], "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(w.src[a:b], "\n"), "\n")
+	// The closing delimiter is not part of the body.
+	if n := len(lines); n > 0 && r.Word != nil {
+		if delim, ok := fixedWord(r.Word); ok && strings.TrimLeft(lines[n-1], "\t") == delim {
+			lines = lines[:n-1]
+		}
+	}
+	return lines
 }
 
 // heredocShown reports a here-document already shown whole (run as code).
@@ -1042,7 +1059,7 @@ func isNumber(s string) bool {
 func (w *walker) text(s string, line int) string {
 	taint := ""
 	if credentialFile(s) {
-		w.mark(SeveritySecret, line, true, "reads the credential file %s", w.display(s))
+		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(s))
 		taint = "the credential file " + s
 	}
 	if procEnviron(s) {
@@ -1050,7 +1067,7 @@ func (w *walker) text(s string, line int) string {
 		if end := strings.IndexAny(p, " \t\n;|&'\"<>)"); end > 0 {
 			p = p[:end]
 		}
-		w.mark(SeveritySecret, line, true, "reads a process's whole environment (%s), secret variables included", w.display(p))
+		w.mark(SeverityExposes, line, true, "reads a process's whole environment (%s), secret variables included", w.display(p))
 		taint = "the whole environment"
 	}
 	return taint
@@ -1080,7 +1097,7 @@ func (w *walker) skeletonChecks(wd *syntax.Word, line int) string {
 	}
 	add(wd.Parts)
 	if s := b.String(); procEnviron(s) {
-		w.mark(SeveritySecret, line, true, "reads a process's whole environment (%s), secret variables included", w.show(wd))
+		w.mark(SeverityExposes, line, true, "reads a process's whole environment (%s), secret variables included", w.show(wd))
 		return "the whole environment"
 	}
 	return ""
@@ -1180,7 +1197,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	}
 	w.envAssign(name, value, fixed, line)
 	if _, ok := w.envSecrets[name]; ok {
-		w.mark(SeveritySecret, line, true, "sets secret variable %s", w.display(name))
+		w.mark(SeverityExposes, line, true, "sets secret variable %s", w.display(name))
 	}
 	if taint != "" {
 		w.secretVars[name] = true
@@ -1198,14 +1215,14 @@ func (w *walker) envAssign(name, value string, fixed bool, line int) {
 		w.mark(SeverityRunsUnseen, line, false, "changes PATH, so later command names are looked up in other directories")
 	}
 	if why := redirectVariable(name); why != "" {
-		w.mark(SeveritySecret, line, true, "sets %s, %s", w.display(name), why)
+		w.mark(SeverityExposes, line, true, "sets %s, %s", w.display(name), why)
 	}
 }
 
 // envDump marks a command that prints the whole environment.
 func (w *walker) envDump(line int, cmd string) {
 	if len(w.envSecrets) > 0 {
-		w.mark(SeveritySecret, line, true, "%s prints every environment variable, the secret ones included", strings.TrimSpace(cmd))
+		w.mark(SeverityExposes, line, true, "%s prints every environment variable, the secret ones included", strings.TrimSpace(cmd))
 	} else {
 		w.mark(SeverityNote, line, false, "%s prints every environment variable", strings.TrimSpace(cmd))
 	}
@@ -1266,9 +1283,11 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 		return
 	}
 	if verb == "writes" || verb == "changes" {
-		if _, ok := w.written[w.resolve(p)]; !ok {
-			w.written[w.resolve(p)] = line
+		how := "wrote"
+		if verb == "changes" {
+			how = "changed"
 		}
+		w.recordWrite(p, line, how)
 	}
 	if w.wd == "" {
 		return
@@ -1289,4 +1308,23 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 	if p != wd && !strings.HasPrefix(p, strings.TrimSuffix(wd, "/")+"/") {
 		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s", verb, w.display(p))
 	}
+}
+
+// recordWrite remembers a file the script writes, the first time, and how.
+func (w *walker) recordWrite(p string, line int, how string) {
+	r := w.resolve(p)
+	if _, ok := w.written[r]; !ok {
+		w.written[r] = line
+		w.how[r] = how
+	}
+}
+
+// wroteAt says how and where the script wrote the file p ("" if not).
+func (w *walker) wroteAt(p string) (how string, line int) {
+	r := w.resolve(p)
+	l, ok := w.written[r]
+	if !ok {
+		return "", 0
+	}
+	return w.how[r], l
 }

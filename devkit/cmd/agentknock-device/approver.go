@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 	"agentknock.dev/agentknock/devkit/device"
 )
 
@@ -34,13 +35,16 @@ const (
 type approver struct {
 	policy *policy
 	// classify gives the class of the command an approval runs
-	// (classifyApproval; tests give fixed classes).
+	// (classifyApproval with model; tests give fixed classes).
 	classify func(*device.Approval) *commandClass
 	grants   *grantStore
 	rules    *ruleStore
 	audit    *auditLog
 	now      func() time.Time
 	con      *console
+	// model is the command model every request is explained with; it
+	// remembers the executables it hashed.
+	model *commandmodel.Analyzer
 	// prompt: serve's standard input is a terminal, so the oldest pending
 	// request is also asked about there.
 	prompt atomic.Bool
@@ -78,8 +82,9 @@ type answer struct {
 
 // newApprover keeps grants, rules and the audit log in stateDir.
 func newApprover(p *policy, stateDir string, now func() time.Time, con *console, prompt bool) *approver {
-	ap := &approver{policy: p, classify: classifyApproval, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now),
+	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now), model: commandmodel.New(),
 		audit: newAuditLog(stateDir, func(m string) { con.printf("  (audit log: %s)\n", clean(m)) }), now: now, con: con}
+	ap.classify = func(a *device.Approval) *commandClass { return classifyApproval(ap.model, a) }
 	ap.prompt.Store(prompt)
 	return ap
 }
@@ -107,7 +112,7 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 	v.setClass(class)
 	d, note, by, ok, askedAgain := ap.automatic(a, class)
 	v.AskedAgain = askedAgain
-	ap.con.print(renderApproval(&v))
+	ap.con.print(renderApprovalWith(ap.model, &v))
 	if !ok && class.irreversible() {
 		ap.con.printf("  (%s: %s: asked of a person whatever a policy, pinned rule or grant says)\n", clean(a.ID), clean(class.Why))
 	}
@@ -191,7 +196,7 @@ func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) device.
 	}
 	v := viewOf(a)
 	v.setClass(class)
-	ap.con.print(renderApproval(&v))
+	ap.con.print(renderApprovalWith(ap.model, &v))
 	ap.con.printf("  -> %s %s\n", clean(a.ID), note)
 	d = ap.record(a, d, by)
 	ap.showConfirmedCode(a, d)
@@ -397,7 +402,7 @@ func (ap *approver) take(p *pendingItem) (ok bool, next *pendingItem) {
 // the earlier display may have scrolled away.
 func (ap *approver) advance(next *pendingItem) {
 	if next != nil && ap.prompt.Load() {
-		ap.con.print("\n--- next request waiting ---\n" + renderApproval(&next.view))
+		ap.con.print("\n--- next request waiting ---\n" + renderApprovalWith(ap.model, &next.view))
 		ap.showPrompt(next)
 	}
 }

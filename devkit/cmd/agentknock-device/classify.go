@@ -1,13 +1,13 @@
 // The class of what a request runs (Step 21, "policy by what the command
-// does"): the one adapter from the device's view of a request to the
-// command model (devkit/commands, which owns the tables and the rules of
-// read-only and irreversible), and `explain -- ARGV...`, which shows a
-// person what the policy would do with a command before trusting it.
+// does"): what the policy keeps of the command model's analysis
+// (devkit/commands owns the tables and the rules of read-only and
+// irreversible; analysis.go's requestOf is what it is told of a request),
+// and `explain -- ARGV...`, which shows a person what the policy would do
+// with a command before trusting it.
 package main
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	commandmodel "agentknock.dev/agentknock/devkit/commands"
@@ -38,48 +37,18 @@ func requestInvocation(a *device.Approval) *device.InvocationDetails {
 	return nil
 }
 
-// classifyApproval is the class of the command an approval runs; nil when
-// it runs none.
-func classifyApproval(a *device.Approval) *commandClass {
+// classifyApproval is the class of the command an approval runs, by the
+// command model (the request as analysis.go's requestOf tells it); nil
+// when it runs none.
+func classifyApproval(model *commandmodel.Analyzer, a *device.Approval) *commandClass {
 	inv := requestInvocation(a)
 	if inv == nil {
 		return nil
 	}
-	return classOf(commandmodel.Analyze(commandRequest(inv)))
-}
-
-// commandRequest turns the device's view of an invocation into the command
-// model's request. The secrets are read from the delivery lines the device
-// itself composed ("VAR -> env NAME", "VAR -> stdin"): they say under which
-// variable each secret reaches the command, which decides whether a
-// program's own API is what the secret is for (gh with GH_TOKEN).
-func commandRequest(inv *device.InvocationDetails) commandmodel.Request {
-	r := commandmodel.Request{
-		Argv:       append([]string{inv.Command}, inv.Arguments...),
-		Executable: inv.ExecutablePath,
-		Dir:        inv.WorkingDirectory,
+	if model == nil {
+		model = commandmodel.New()
 	}
-	if raw, err := base64.StdEncoding.DecodeString(inv.ExecutableHash); err == nil && len(raw) == sha256.Size {
-		r.ExecutableSHA256 = raw
-	}
-	names := make([]string, 0, len(inv.Delivery))
-	for name := range inv.Delivery {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		for _, line := range inv.Delivery[name] {
-			if _, env, ok := strings.Cut(line, " -> env "); ok {
-				r.Secrets = append(r.Secrets, commandmodel.Secret{Name: name, Env: env})
-			} else if _, ok := strings.CutSuffix(line, " -> stdin"); ok {
-				r.Secrets = append(r.Secrets, commandmodel.Secret{Name: name, Stdin: true})
-			} else {
-				// An SSH key (agent + signing): delivered, in no variable.
-				r.Secrets = append(r.Secrets, commandmodel.Secret{Name: name})
-			}
-		}
-	}
-	return r
+	return classOf(model.Analyze(requestOf(invocationViewOf(inv))))
 }
 
 // classOf keeps what the policy needs of an analysis.
@@ -204,7 +173,7 @@ func cmdExplainArgv(c *cli, args []string) error {
 	}
 	req := commandmodel.Request{Argv: argv, Dir: wd, Secrets: secrets}
 	req.Executable, req.ExecutableSHA256 = locateExecutable(argv[0], wd, c.getenv("PATH"))
-	an := commandmodel.Analyze(req)
+	an := commandmodel.New().Analyze(req)
 	if *asJSON {
 		return printJSON(c.stdout, an)
 	}

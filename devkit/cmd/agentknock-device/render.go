@@ -12,12 +12,15 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 )
 
 const labelWidth = 13
 
 type renderer struct {
-	b strings.Builder
+	b     strings.Builder
+	model *commandmodel.Analyzer // the command model; nil: a fresh one
 }
 
 // field writes "label value" with continuation lines aligned; value must
@@ -31,7 +34,13 @@ func (r *renderer) line(format string, args ...any) {
 }
 
 func renderApproval(v *approvalView) string {
-	var r renderer
+	return renderApprovalWith(nil, v)
+}
+
+// renderApprovalWith renders with the caller's command model (serve's,
+// which remembers executable hashes).
+func renderApprovalWith(model *commandmodel.Analyzer, v *approvalView) string {
+	r := renderer{model: model}
 	title := map[string]string{
 		kindPairing:    "pairing request",
 		kindInvocation: "invocation request",
@@ -134,9 +143,9 @@ func (r *renderer) invocation(indent string, d *invocationView) {
 }
 
 // explanation shows the parsed form of the shell script the invocation
-// runs (explain.go), aligned under its label.
+// runs (analysis.go), aligned under its label.
 func (r *renderer) explanation(indent string, d *invocationView) {
-	lines := explainInvocation(d)
+	lines := explainWith(r.model, d)
 	if len(lines) == 0 {
 		return
 	}

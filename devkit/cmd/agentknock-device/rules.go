@@ -11,8 +11,8 @@
 //
 // What a rule cannot bind (the files a program reads, the programs PATH
 // finds inside a script, the directory behind its path, the inherited
-// environment) is computed from the request by unboundOf (a walk over the
-// mvdan.cc/sh parse of the script it runs), shown as one list before a pin
+// environment) is computed from the request by unboundOf (the command
+// model's list, devkit/commands), shown as one list before a pin
 // is made, confirmed by the person, stored with the rule and listed by
 // `rules`.
 //
@@ -38,7 +38,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,6 +47,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 	"agentknock.dev/agentknock/devkit/device"
 )
 
@@ -736,407 +736,20 @@ type unboundItem struct {
 // maxUnboundItems bounds the list; a script naming more is summed up.
 const maxUnboundItems = 24
 
-// maxUnboundDepth bounds nested scripts (sh -c inside sh -c, eval).
-const maxUnboundDepth = 4
-
-// unboundOf lists what a rule for argv, run as exe in dir, does not bind.
-// A device sees only the request: the executable's path and hash, the
-// argv (so a -c script's text), the directory's path and, for a script
-// run directly, its text. It sees no file the programs read, no PATH, no
-// inode behind the directory's name and no inherited environment.
+// unboundOf lists what a rule for argv, run as exe in dir, does not bind:
+// the command model's list for exactly that request (devkit/commands:
+// per program, the files its table says it reads as code, the script and
+// startup files a shell reads, the names PATH resolves, and what no
+// request carries). A device sees only the request: the executable's path
+// and hash, the argv (so a -c script's text), the directory's path and,
+// for a script run directly, its text.
 func unboundOf(argv []string, exe, dir string, script *string) []unboundItem {
-	u := &unboundWalk{seen: map[string]bool{}}
-	if script != nil {
-		u.shebang(*script, argv[1:])
-	} else if len(argv) > 0 {
-		name := path.Base(exe)
-		if exe == "" {
-			name = path.Base(argv[0])
-		}
-		u.program(name, argv[1:], 0)
+	a := commandmodel.Analyze(commandmodel.Request{Argv: argv, Executable: exe, Dir: dir, ScriptMode: script != nil, Script: script})
+	items := make([]unboundItem, 0, len(a.UnboundItems))
+	for _, u := range a.UnboundItems {
+		items = append(items, unboundItem{Name: u.Name, Why: u.Why, Safer: u.Safer})
 	}
-	if u.viaPath {
-		u.add("PATH", "inherited, not sent to the device: it decides which program each name above runs", "")
-	}
-	u.add("directory "+dir, "bound by its path only: another directory put at the same path (a replaced checkout, a new tree) matches the rule", "")
-	u.add("the inherited environment", "the client does not send it: a variable such as LD_PRELOAD or a program's own settings changes what runs", "")
-	u.add("files the programs read or load", "configuration, libraries and data files are not in the request", "")
-	if u.dropped > 0 {
-		u.items = append(u.items, unboundItem{Name: fmt.Sprintf("and %d more", u.dropped), Why: "the script names more than the list shows"})
-	}
-	return u.items
-}
-
-type unboundWalk struct {
-	items   []unboundItem
-	seen    map[string]bool
-	dropped int
-	viaPath bool
-}
-
-func (u *unboundWalk) add(name, why, safer string) {
-	if u.seen[name] {
-		return
-	}
-	u.seen[name] = true
-	// The last four items are always added: keep room for them.
-	if len(u.items) >= maxUnboundItems-4 && !strings.HasPrefix(why, "inherited") && !strings.HasPrefix(name, "directory ") &&
-		name != "the inherited environment" && name != "files the programs read or load" {
-		u.dropped++
-		return
-	}
-	u.items = append(u.items, unboundItem{Name: name, Why: why, Safer: safer})
-}
-
-// shebang: a script run directly is bound by its hash; its interpreter is
-// not, and with #!/usr/bin/env PATH chooses it.
-func (u *unboundWalk) shebang(text string, args []string) {
-	if !strings.HasPrefix(text, "#!") {
-		return
-	}
-	first, _, _ := strings.Cut(text, "\n")
-	fields := strings.Fields(strings.TrimSuffix(first[2:], "\r"))
-	if len(fields) == 0 {
-		return
-	}
-	interp, opts := fields[0], fields[1:]
-	if path.Base(interp) == "env" {
-		for len(opts) > 0 && strings.HasPrefix(opts[0], "-") {
-			opts = opts[1:]
-		}
-		if len(opts) == 0 {
-			return
-		}
-		interp, opts = opts[0], opts[1:]
-		u.viaPath = true
-		u.add(path.Base(interp)+" via PATH", "the script's "+shellQuote(first)+" line lets PATH choose the interpreter when it runs",
-			"an absolute interpreter in the #! line, such as #!/bin/"+path.Base(interp))
-	} else {
-		u.add(interp, "the interpreter the #! line names: bound by its path, not by its contents", "")
-	}
-	sh := path.Base(interp)
-	if _, ok := unboundShells[sh]; !ok {
-		return
-	}
-	u.shellStartup(sh, opts)
-	u.script(sh, text, 0)
-}
-
-// unboundShells: the shells whose scripts are walked, by the name they
-// run as.
-var unboundShells = map[string]syntax.LangVariant{
-	"sh": syntax.LangPOSIX, "dash": syntax.LangPOSIX, "ash": syntax.LangPOSIX,
-	"bash": syntax.LangBash, "zsh": syntax.LangZsh, "mksh": syntax.LangMirBSDKorn, "ksh": syntax.LangMirBSDKorn,
-}
-
-// shellStartup names the files a shell reads before its script, as the
-// inherited environment and the options pick them.
-func (u *unboundWalk) shellStartup(sh string, opts []string) {
-	interactive, login := false, false
-	for i, o := range opts {
-		switch {
-		case o == "--login":
-			login = true
-		case o == "--rcfile" || o == "--init-file":
-			if i+1 < len(opts) {
-				u.add(opts[i+1], sh+" reads it first ("+o+"); its contents are not bound", "")
-			}
-		case len(o) > 1 && o[0] == '-' && o[1] != '-':
-			interactive = interactive || strings.ContainsRune(o, 'i')
-			login = login || strings.ContainsRune(o, 'l')
-		}
-	}
-	switch sh {
-	case "bash":
-		if !interactive {
-			u.add("BASH_ENV", "inherited, not sent: a non-interactive bash first runs the file it names", "")
-		} else {
-			u.add("~/.bashrc", "an interactive bash reads it first", "")
-		}
-	case "zsh":
-		u.add("~/.zshenv", "zsh reads it first (ZDOTDIR, inherited, may move it)", "")
-	default:
-		if interactive {
-			u.add("ENV", "inherited, not sent: an interactive "+sh+" first runs the file it names", "")
-		}
-	}
-	if login {
-		u.add("/etc/profile and ~/.profile", "a login shell reads them first", "")
-	}
-}
-
-// program looks at one command's arguments for what it reads or runs.
-func (u *unboundWalk) program(name string, args []string, depth int) {
-	_, isShell := unboundShells[name]
-	switch {
-	case isShell:
-		u.shell(name, args, depth)
-	case name == "make" || name == "gmake":
-		file := "Makefile"
-		for i, a := range args {
-			if (a == "-f" || a == "--file" || a == "--makefile") && i+1 < len(args) {
-				file = args[i+1]
-			} else if v, ok := strings.CutPrefix(a, "--file="); ok {
-				file = v
-			} else if v, ok := strings.CutPrefix(a, "-f"); ok && v != "" {
-				file = v
-			}
-		}
-		u.add(file, name+" reads its rules from it (in the directory unless a path is given) and runs their commands through a shell", "")
-	case unboundInterpreters[name] != "" || strings.HasPrefix(name, "python"):
-		u.interpreter(name, args)
-	case unboundWrappers[name]:
-		if cmd, rest, ok := unboundWrapped(name, args); ok {
-			u.commandName(cmd, rest, depth)
-		}
-	}
-}
-
-// unboundInterpreters: programs whose first operand is a script file they read,
-// and the option that instead gives the code in argv.
-var unboundInterpreters = map[string]string{
-	"node": "-e", "nodejs": "-e", "perl": "-e", "ruby": "-e", "php": "-r", "lua": "-e",
-	"Rscript": "-e", "tclsh": "-c", "deno": "eval", "bun": "-e", "awk": "-f", "gawk": "-f", "mawk": "-f",
-}
-
-func (u *unboundWalk) interpreter(name string, args []string) {
-	inline := unboundInterpreters[name]
-	if strings.HasPrefix(name, "python") {
-		inline = "-c"
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case strings.HasPrefix(name, "python") && a == "-m" && i+1 < len(args):
-			u.add("python module "+args[i+1], name+" finds it through sys.path (PYTHONPATH, the directory): its code is not bound", "")
-			return
-		case strings.HasSuffix(name, "awk") && a == "-f" && i+1 < len(args):
-			u.add(args[i+1], name+" reads its program from it; its contents are not bound", "")
-			return
-		case strings.HasSuffix(name, "awk"):
-			if !strings.HasPrefix(a, "-") {
-				return // the program is this word, in argv
-			}
-		case a == inline || strings.HasPrefix(a, inline) && len(inline) == 2 && a[0] == '-' && len(a) > 2 && a[1] == inline[1]:
-			return // the code is in argv, and argv is bound
-		case (name == "deno" || name == "bun") && a == "run":
-		case strings.HasPrefix(a, "-"):
-		default:
-			u.add(a, "the script "+name+" reads: the request carries its name, not its contents",
-				"run "+unboundScriptCommand(a)+" itself (executable, with a #! line): the request then carries its hash")
-			return
-		}
-	}
-}
-
-// unboundScriptCommand is how a script file is run as a command.
-func unboundScriptCommand(file string) string {
-	if strings.Contains(file, "/") {
-		return file
-	}
-	return "./" + file
-}
-
-// wrappers run another command named in their arguments.
-var unboundWrappers = map[string]bool{
-	"env": true, "nohup": true, "nice": true, "timeout": true, "xargs": true, "setsid": true, "stdbuf": true,
-	"time": true, "sudo": true, "doas": true, "command": true, "exec": true, "ionice": true, "chrt": true, "taskset": true,
-}
-
-// unboundWrapped finds the command a wrapper runs: the first operand after its
-// options (and, for env, its assignments; for timeout, the duration).
-func unboundWrapped(name string, args []string) (string, []string, bool) {
-	valued := map[string]bool{"-n": true, "-u": true, "-s": true, "-k": true, "-I": true, "-P": true, "-d": true,
-		"-L": true, "-a": true, "-C": true, "-g": true, "-p": true, "-c": true, "-i": true, "-o": true, "-e": true}
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		switch {
-		case a == "--":
-			i++
-		case name == "command" && (a == "-v" || a == "-V"):
-			return "", nil, false // a lookup, not a run
-		case strings.HasPrefix(a, "-"):
-			i++
-			if valued[a] && name != "command" && name != "exec" {
-				i++
-			}
-			continue
-		case name == "env" && strings.Contains(a, "="):
-			i++
-			continue
-		case name == "timeout" || name == "taskset" || name == "chrt":
-			if i+1 < len(args) {
-				return args[i+1], args[i+2:], true
-			}
-			return "", nil, false
-		}
-		if i < len(args) && args[i] != "--" {
-			return args[i], args[i+1:], true
-		}
-	}
-	return "", nil, false
-}
-
-// shell: a shell started with options, then a -c script or a script file.
-func (u *unboundWalk) shell(sh string, args []string, depth int) {
-	var opts []string
-	hasC, stdin := false, false
-	i := 0
-options:
-	for i < len(args) {
-		a := args[i]
-		switch {
-		case a == "--" || a == "-":
-			i++
-			break options
-		case a == "--rcfile" || a == "--init-file" || a == "--emulate":
-			opts = append(opts, args[i:min(i+2, len(args))]...)
-			i += 2
-		case strings.HasPrefix(a, "--"):
-			opts = append(opts, a)
-			i++
-		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
-			opts = append(opts, a)
-			i++
-			for _, c := range a[1:] {
-				switch c {
-				case 'c':
-					hasC = hasC || a[0] == '-'
-				case 's':
-					stdin = true
-				case 'o', 'O':
-					i++
-				}
-			}
-		default:
-			break options
-		}
-	}
-	rest := args[min(i, len(args)):]
-	switch {
-	case hasC && len(rest) > 0:
-		u.script(sh, rest[0], depth)
-	case !hasC && !stdin && len(rest) > 0:
-		u.add(rest[0], "the script file "+sh+" reads: the request carries its name, not its contents",
-			"run "+unboundScriptCommand(rest[0])+" itself (executable, with a #! line): the request then carries its hash")
-	case !hasC:
-		u.add("standard input", sh+" reads its commands from it, which the request does not carry", "")
-	}
-	u.shellStartup(sh, opts)
-}
-
-// script walks a shell script's parse for the commands it runs.
-func (u *unboundWalk) script(sh, text string, depth int) {
-	if depth >= maxUnboundDepth {
-		u.add("a script nested "+fmt.Sprint(depth)+" deep", "not followed further", "")
-		return
-	}
-	f, err := parseBounded(text, unboundShells[sh])
-	if err != nil {
-		u.add("the script as the shell reads it", "it does not parse here, so what it runs is not known", "")
-		return
-	}
-	functions := map[string]bool{}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
-			functions[fd.Name.Value] = true
-		}
-		return true
-	})
-	syntax.Walk(f, func(n syntax.Node) bool {
-		call, ok := n.(*syntax.CallExpr)
-		if !ok || len(call.Args) == 0 {
-			return true
-		}
-		words := make([]string, 0, len(call.Args))
-		for _, w := range call.Args {
-			lit, ok := unboundLiteral(w)
-			if !ok {
-				break
-			}
-			words = append(words, lit)
-		}
-		if len(words) == 0 {
-			u.add("a command computed when the script runs", "its name is an expansion, so no rule can say which program it is", "")
-			return true
-		}
-		if functions[words[0]] {
-			return true
-		}
-		u.commandName(words[0], words[1:], depth+1)
-		return true
-	})
-}
-
-// unboundBuiltins run inside the shell: PATH does not choose them.
-var unboundBuiltins = map[string]bool{}
-
-func init() {
-	for _, b := range strings.Fields(`: [ alias bg bind break builtin caller cd command compgen complete continue
-		declare dirs disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill
-		let local logout mapfile popd printf pushd pwd read readarray readonly return set shift shopt source
-		suspend test times trap true type typeset ulimit umask unalias unset wait`) {
-		unboundBuiltins[b] = true
-	}
-}
-
-// commandName is a command a script runs, by the word that names it.
-func (u *unboundWalk) commandName(name string, args []string, depth int) {
-	switch {
-	case name == "." || name == "source":
-		if len(args) > 0 {
-			u.add(args[0], "the script reads and runs it ("+name+"); its contents are not bound", "")
-		}
-		return
-	case name == "eval":
-		if depth < maxUnboundDepth {
-			u.script("bash", strings.Join(args, " "), depth)
-		}
-		return
-	case name == "command" || name == "exec" || name == "builtin":
-		if cmd, rest, ok := unboundWrapped(name, args); ok && name != "builtin" {
-			u.commandName(cmd, rest, depth)
-		}
-		return
-	case unboundBuiltins[name]:
-		return
-	case strings.Contains(name, "/"):
-		safer := ""
-		if !strings.HasPrefix(name, "/") {
-			safer = "run " + name + " as the command itself: the request then carries its hash"
-		}
-		u.add(name, "run by its path: its contents are not bound", safer)
-	default:
-		u.viaPath = true
-		u.add(name+" via PATH", "run by its name, and PATH (inherited, not sent) chooses which program that is",
-			"write its absolute path instead (as 'command -v "+name+"' prints it)")
-	}
-	u.program(path.Base(name), args, depth)
-}
-
-// unboundLiteral is a word's value when nothing in it expands.
-func unboundLiteral(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	for _, part := range w.Parts {
-		switch p := part.(type) {
-		case *syntax.Lit:
-			b.WriteString(strings.ReplaceAll(p.Value, `\`, ""))
-		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				lit, ok := q.(*syntax.Lit)
-				if !ok {
-					return "", false
-				}
-				b.WriteString(lit.Value)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
+	return items
 }
 
 // unboundText is the list as a person reads it, each line under indent.
