@@ -324,3 +324,27 @@ func TestExplainArgvCommand(t *testing.T) {
 		t.Errorf("explain -- ls --json: %+v", r)
 	}
 }
+
+func TestTerminalPinOfIrreversibleRefused(t *testing.T) {
+	h := classHarness(t, `{}`, map[string]*commandClass{"T1": classIrrev})
+	h.ap.prompt.Store(true)
+	ch := h.decide(context.Background(), fakeInvocation("T1", "demo"))
+	h.waitPending(t, "T1")
+	if out := h.out.String(); !strings.Contains(out, "approve T1, irreversible: git push --force? [y/N]") || strings.Contains(out, `"p 30"`) {
+		t.Errorf("the prompt of an irreversible request offers a pin or does not say why:\n%s", out)
+	}
+	h.ap.terminalLine("p 30")
+	if out := h.out.String(); !strings.Contains(out, "nothing pinned: irreversible: git push --force") {
+		t.Errorf("the terminal's pin of an irreversible command was not refused with the reason:\n%s", out)
+	}
+	if len(h.ap.list()) != 1 {
+		t.Fatal("the refused pin answered the request")
+	}
+	h.ap.terminalLine("y")
+	if d := receive(t, ch); !d.Approve {
+		t.Errorf("y after the refusal: %+v", d)
+	}
+	if rules, _, _ := h.ap.rules.list(); len(rules) != 0 {
+		t.Errorf("a rule was pinned: %+v", rules)
+	}
+}
