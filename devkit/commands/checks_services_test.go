@@ -59,6 +59,8 @@ func TestCheckSQL(t *testing.T) {
 		{"psql", []string{`\! sh`}, "not understood", `\!`},
 		{"psql", []string{`\o |sh`}, "not understood", `\o`},
 		{"psql", []string{`\dt |sh`}, "not understood", `\dt`},
+		{"psql", []string{`\x \\ DROP TABLE users`}, "not understood", `\x`},
+		{"psql", []string{`\d users`}, "", ""},
 		{"psql", []string{`SELECT 'a\'; DROP TABLE users; --'`}, "not understood", "EXEC"},
 		{"psql", []string{"COPY t TO PROGRAM 'sh -c id'"}, "not understood", "PROGRAM"},
 		{"psql", []string{"DO $$ BEGIN PERFORM 1; END $$"}, "not understood", "DO"},

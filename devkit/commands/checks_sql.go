@@ -204,7 +204,10 @@ func sqlMeta(program, meta string) string {
 	switch {
 	case program == "sqlite3" && strings.HasPrefix(name, ".") && sqliteReadDot[name] && !strings.ContainsAny(meta, "|"):
 		return ""
-	case program == "psql" && psqlReadMeta[name] && !strings.ContainsAny(meta, "|`"):
+	case program == "psql" && psqlReadMeta[name] && !strings.ContainsAny(meta, "|`") && !strings.Contains(meta[1:], `\`):
+		// A second backslash starts another command on the same line
+		// (\\ is psql's separator, \! a shell): only a lone listing
+		// passes.
 		return ""
 	}
 	return program + ": the client command " + name + " is not one the device knows (client commands can run a shell, read or write files)"
