@@ -25,6 +25,13 @@ func (w *walker) host(h, by string, line int) {
 			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s (%s, line %d)", shown, w.display(by), line))
 		}
 	}
+	w.hostMarks(h, line)
+}
+
+// hostMarks marks a host (a destination, or one a command records for
+// later, such as a git remote) that is not the host it looks like.
+func (w *walker) hostMarks(h string, line int) {
+	shown := w.display(h)
 	if strings.HasPrefix(h, "(") {
 		return // "(a destination decided at run time)"
 	}
@@ -266,7 +273,6 @@ var codeVariables = map[string]string{
 	"RUSTC_WRAPPER":             "a program cargo runs around the compiler",
 	"RUSTC":                     "the compiler cargo runs",
 	"SHELL":                     "the shell some programs run commands with",
-	"IFS":                       "how the shell splits unquoted expansions into words",
 	"CC":                        "the C compiler make and build tools run",
 	"CXX":                       "the C++ compiler make and build tools run",
 	"LD":                        "the linker build tools run",

@@ -66,6 +66,7 @@ type match struct {
 	stdinOpt    string // stdin-code of an option used
 	optWrites   bool   // an option that writes its file operands (sed -i)
 	noArgv      bool   // an option made the operands words, not a command (command -v)
+	asArgv      bool   // an option made the shell-code operands a command (watch -x)
 	valueKinds  []kind // the kinds of the option values given
 }
 
@@ -242,7 +243,7 @@ func (m *match) node(n *node, words []word, base int) {
 		// command, unless it is an option this program knows and its
 		// syntax lets options follow operands (flock FILE -c CMD).
 		known := isOpt && (n.syntax == syntaxGNU || n.syntax == syntaxBundled) && n.knowsOption(w)
-		if f := n.argvHere(words, ops, i); f != nil && !m.noArgv && (!isOpt || len(ops) > 0 && !known || n.syntax == syntaxPOSIX && !isOpt) {
+		if f := n.argvHere(words, ops, i, m.asArgv); f != nil && !m.noArgv && (!isOpt || len(ops) > 0 && !known || n.syntax == syntaxPOSIX && !isOpt) {
 			m.argvs = append(m.argvs, argvSpan{from: base + i, to: base + len(words), remote: m.remoteHost(n, f, words, ops)})
 			m.operands(n, words, ops, base, f)
 			return
@@ -288,11 +289,11 @@ func (n *node) knowsOption(w word) bool {
 
 // argvHere returns the operands line under which words[i] starts an inner
 // command, given the operands ops read so far; nil if none does.
-func (n *node) argvHere(words []word, ops []int, i int) *operandForm {
+func (n *node) argvHere(words []word, ops []int, i int, asArgv bool) *operandForm {
 	for _, f := range n.operands {
 		j := 0
 		for _, k := range f.kinds {
-			if k.name == "argv" {
+			if k.name == "argv" || asArgv && k.name == "code" && k.lang == "sh" && k.rest {
 				if j == len(ops) {
 					return f
 				}
@@ -497,6 +498,9 @@ func (m *match) useOption(o *option, name string) {
 	if o.eff.noArgv {
 		m.noArgv = true
 	}
+	if o.eff.asArgv {
+		m.asArgv = true
+	}
 	if o.value == nil || o.optional {
 		for _, c := range o.eff.checks {
 			m.checks = append(m.checks, checkUse{c, nil})
@@ -562,6 +566,16 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 	forms := n.operands
 	if argvForm != nil {
 		forms = []*operandForm{argvForm}
+	} else if m.noArgv {
+		// command -v NAME...: the words are names, not a command.
+		forms = nil
+		for _, f := range n.operands {
+			g := *f
+			if k := len(g.kinds); k > 0 && g.kinds[k-1].name == "argv" {
+				g.kinds = append(slices.Clone(g.kinds[:k-1]), kind{name: "word", rest: true})
+			}
+			forms = append(forms, &g)
+		}
 	}
 	if len(ops) == 0 && argvForm == nil {
 		if len(forms) == 0 || slices.ContainsFunc(forms, func(f *operandForm) bool { return fitOperands(f, words, nil) != nil }) {

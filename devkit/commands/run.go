@@ -76,6 +76,9 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 	n := len(c.Args)
 	cmd := &simpleCmd{words: c.Args, line: line, depth: depth, in: in, text: text, ws: make([]word, n), taints: make([]string, n)}
 	for k, wd := range c.Args {
+		if w.lang == syntax.LangZsh && zshQualifierRuns(w.show(wd)) {
+			w.reason(SeverityRunsUnseen, line, false, "the zsh glob qualifier in %s runs code for each file it matches", w.show(wd))
+		}
 		v, fixed := w.value(wd)
 		p := v
 		if !fixed {
@@ -97,6 +100,27 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 		return cmp.Or(firstTaint(cmd.taints), in.taint)
 	}
 	return w.runAt(cmd, 0, n)
+}
+
+// zshQualifierRuns: a zsh glob qualifier (e:...:) or (+cmd) evaluates
+// shell code for each file.
+func zshQualifierRuns(s string) bool {
+	for i := strings.IndexByte(s, '('); i >= 0 && i+1 < len(s); {
+		q := s[i+1:]
+		end := strings.IndexByte(q, ')')
+		if end < 0 {
+			end = len(q)
+		}
+		if strings.ContainsAny(q[:end], "+") || strings.Contains(q[:end], "e:") || strings.Contains(q[:end], "e'") || strings.Contains(q[:end], "e\"") {
+			return true
+		}
+		next := strings.IndexByte(q, '(')
+		if next < 0 {
+			return false
+		}
+		i += next + 1
+	}
+	return false
 }
 
 func firstWord(c *simpleCmd) string {
@@ -547,7 +571,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				if v.w.val == "-" || v.w.val == "/dev/stdin" {
 					readsStdin = true
 					if v.codeFile {
-						w.stdinProgram(c, name, cmpOr(m.stdinLang, "its"))
+						w.stdinProgram(c, name, cmpOr(m.stdinLang, progLang(p)))
 					}
 				} else if how, l := w.wroteAt(v.w.val); v.codeFile && how == "downloaded" {
 					w.reason(SeverityRunsUnseen, line, true, "%s runs %s, which the script downloaded at line %d (write, then run)", name, w.display(v.w.val), l)
@@ -649,6 +673,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if net {
 		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
 		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, i, end), out)
+	} else {
+		for _, h := range hosts {
+			w.hostMarks(h, line)
+		}
 	}
 	for _, a := range m.argvs {
 		from, to := i+1+a.from, i+1+a.to
@@ -736,7 +764,7 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 		if name == "trap" {
 			label = "trap runs, on a signal or at exit:"
 		}
-		w.nested(text, c.depth, line, label, w.lang, flow{stdin: c.in.stdin && name == "eval", taint: c.in.taint})
+		w.nested(text, c.depth, line, label, w.lang, flow{stdin: c.in.stdin, taint: c.in.taint})
 		return ""
 	}
 	if scan, ok := langScanners[lang]; ok {
@@ -779,7 +807,7 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 	}
 	if len(c.named) > 0 {
 		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", strings.Join(uniq(c.named), ", "), dest, c.text)
-	} else if t := firstTaint(c.taints[i:end]); t != "" {
+	} else if t := firstTaint(c.taints[i:end]); t != "" && !sendsSecret {
 		w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s: %s", w.display(t), dest, c.text)
 	}
 	if readsStdin {
@@ -800,7 +828,6 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 		}
 		w.mark(sev, line, secret, "sends %s to %s: %s", s, dest, c.text)
 	}
-	_ = sendsSecret
 	return ""
 }
 
@@ -897,23 +924,19 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 // progLang is the language of a program's own code options (python -c
 // is code:python), for naming what it reads on standard input.
 func progLang(p *program) string {
-	var find func(n *node) string
-	find = func(n *node) string {
-		for _, o := range n.opts {
-			if o.value != nil && o.value.name == "code" {
-				return o.value.lang
-			}
+	for _, o := range p.opts {
+		if o.value != nil && o.value.name == "code" {
+			return o.value.lang
 		}
-		for _, f := range n.operands {
-			for _, k := range f.kinds {
-				if k.name == "code" {
-					return k.lang
-				}
-			}
-		}
-		return ""
 	}
-	return cmpOr(find(&p.node), p.names[0])
+	for _, f := range p.operands {
+		for _, k := range f.kinds {
+			if k.name == "code" {
+				return k.lang
+			}
+		}
+	}
+	return p.names[0]
 }
 
 // langName is how a code kind's language is named in a finding.

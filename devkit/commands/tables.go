@@ -58,7 +58,7 @@ func (k kind) String() string {
 // effects is what a table line says a use does.
 type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
-	runs, readsStdin, envDump, loads, noArgv                 bool
+	runs, readsStdin, envDump, loads, noArgv, asArgv         bool
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
@@ -79,6 +79,7 @@ func (e *effects) merge(o effects) {
 	e.envDump = e.envDump || o.envDump
 	e.loads = e.loads || o.loads
 	e.noArgv = e.noArgv || o.noArgv
+	e.asArgv = e.asArgv || o.asArgv
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
@@ -384,6 +385,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.loads = true
 		case a == "no-argv":
 			e.noArgv = true
+		case a == "as-argv":
+			e.asArgv = true
 		case a == "whole" && wholeAllowed:
 		case hasVal && key == "reads-code":
 			files := strings.Split(val, ",")
@@ -599,7 +602,7 @@ func (p *tableParser) form(n *node, args []string) {
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "deletes", "net", "sends-stdin",
-		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "whole":
+		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")

@@ -42,10 +42,6 @@ func explainView(c explainCase) *invocationView {
 	return d
 }
 
-func contains(lines []string, want string) bool {
-	return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, want) })
-}
-
 // The exact lines of typical explanations.
 var explainExact = []explainCase{
 	{"if elif else", []string{"sh", "-c", "if [ -f Makefile ]; then echo make; elif test -f go.mod; then echo go; else echo none; fi"}, "", []string{
