@@ -60,11 +60,12 @@ func cmdApprove(c *cli, args []string) error {
 	forText := fs.String("for", "", "")
 	pinText := fs.String("pin", "", "")
 	accept := fs.String("accept-unbound", "", "")
+	readOnly := fs.Bool("read-only", false, "")
 	operands, err := c.parse(fs, helpApprove, args)
 	if err != nil {
 		return err
 	}
-	if err := wantOperands(operands, 1, 1, "approve ID [--pin DURATION [--accept-unbound CODE] | --for DURATION]"); err != nil {
+	if err := wantOperands(operands, 1, 1, "approve ID [--pin DURATION [--accept-unbound CODE] | --for DURATION [--read-only]]"); err != nil {
 		return err
 	}
 	if *forText != "" {
@@ -80,7 +81,10 @@ func cmdApprove(c *cli, args []string) error {
 	if *accept != "" && *pinText == "" {
 		return usagef("--accept-unbound confirms a pin; it needs --pin")
 	}
-	req := controlRequest{Op: "approve", ID: operands[0], For: *forText, Pin: *pinText, AcceptUnbound: *accept}
+	if *readOnly && *forText == "" {
+		return usagef("--read-only shapes a grant: it needs --for DURATION")
+	}
+	req := controlRequest{Op: "approve", ID: operands[0], For: *forText, ReadOnly: *readOnly, Pin: *pinText, AcceptUnbound: *accept}
 	resp, err := c.control(req)
 	if err != nil && resp != nil && resp.AcceptUnbound != "" && *accept == "" {
 		// On a terminal the person can confirm the list right here; a

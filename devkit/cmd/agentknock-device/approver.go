@@ -34,11 +34,14 @@ const (
 
 type approver struct {
 	policy *policy
-	grants *grantStore
-	rules  *ruleStore
-	audit  *auditLog
-	now    func() time.Time
-	con    *console
+	// classify gives the class of the command an approval runs
+	// (classifyApproval with model; tests give fixed classes).
+	classify func(*device.Approval) *commandClass
+	grants   *grantStore
+	rules    *ruleStore
+	audit    *auditLog
+	now      func() time.Time
+	con      *console
 	// model is the command model every request is explained with; it
 	// remembers the executables it hashed.
 	model *commandmodel.Analyzer
@@ -59,7 +62,8 @@ type approver struct {
 type pendingItem struct {
 	a       *device.Approval
 	view    approvalView
-	decided chan answer // buffered: finish never blocks
+	class   *commandClass // of the command it runs; nil when none
+	decided chan answer   // buffered: finish never blocks
 }
 
 // pinOffer: the terminal showed what a pin of p would not bind and waits
@@ -81,6 +85,7 @@ func newApprover(p *policy, stateDir string, now func() time.Time, con *console,
 	ap := &approver{policy: p, grants: newGrantStore(stateDir, now), rules: newRuleStore(stateDir, now), model: commandmodel.New(),
 		audit: newAuditLog(stateDir, func(m string) { con.printf("  (audit log: %s)\n", clean(m)) }), now: now, con: con}
 	ap.rules.audit, ap.grants.audit = ap.audit, ap.audit // a rule or grant is used only as the log records it
+	ap.classify = func(a *device.Approval) *commandClass { return classifyApproval(ap.model, a) }
 	ap.prompt.Store(prompt)
 	return ap
 }
@@ -104,9 +109,14 @@ func (ap *approver) record(a *device.Approval, d device.Decision, by decidedBy) 
 // Decide implements device.Approver.
 func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decision {
 	v := viewOf(a)
-	d, note, by, ok, askedAgain := ap.automatic(a)
+	class := ap.classify(a)
+	v.setClass(class)
+	d, note, by, ok, askedAgain := ap.automatic(a, class)
 	v.AskedAgain = askedAgain
 	ap.con.print(renderApprovalWith(ap.model, &v))
+	if !ok && class.irreversible() {
+		ap.con.printf("  (%s: %s: asked of a person whatever a policy, pinned rule or grant says)\n", clean(a.ID), clean(class.Why))
+	}
 	if ok {
 		ap.con.printf("  -> %s %s\n", clean(a.ID), note)
 		d = ap.record(a, d, by)
@@ -114,7 +124,7 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 		ap.reprompt()
 		return d
 	}
-	p := &pendingItem{a: a, view: v, decided: make(chan answer, 1)}
+	p := &pendingItem{a: a, view: v, class: class, decided: make(chan answer, 1)}
 	ap.mu.Lock()
 	ap.pending = append(ap.pending, p)
 	head := len(ap.pending) == 1
@@ -139,6 +149,9 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 			ans = <-p.decided
 		}
 	}
+	if class != nil {
+		ans.by.class, ans.by.classWhy = string(class.Class), class.Why
+	}
 	return ap.record(a, ans.d, ans.by)
 }
 
@@ -148,7 +161,8 @@ func (ap *approver) Decide(ctx context.Context, a *device.Approval) device.Decis
 // state transaction while it runs, so the request is rendered and logged
 // by ReportDecided, after that transaction.
 func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
-	d, note, by, ok, _ := ap.automatic(a)
+	class := ap.classify(a)
+	d, note, by, ok, _ := ap.automatic(a, class)
 	if !ok {
 		return device.Decision{}, false
 	}
@@ -156,15 +170,16 @@ func (ap *approver) DecideNow(a *device.Approval) (device.Decision, bool) {
 	if ap.decidedNow == nil {
 		ap.decidedNow = map[*device.Approval]immediate{}
 	}
-	ap.decidedNow[a] = immediate{note: note, by: by}
+	ap.decidedNow[a] = immediate{note: note, by: by, class: class}
 	ap.mu.Unlock()
 	return d, true
 }
 
 // immediate is how DecideNow decided, for ReportDecided to show and log.
 type immediate struct {
-	note string
-	by   decidedBy
+	note  string
+	by    decidedBy
+	class *commandClass
 }
 
 // ReportDecided implements device.ImmediateReporter: an immediate decision
@@ -176,11 +191,12 @@ func (ap *approver) ReportDecided(a *device.Approval, d device.Decision) device.
 	how, ok := ap.decidedNow[a]
 	delete(ap.decidedNow, a)
 	ap.mu.Unlock()
-	note, by := how.note, how.by
+	note, by, class := how.note, how.by, how.class
 	if !ok {
-		note, by = "decided at once", decidedBy{who: "device", how: "decided at once"}
+		note, by, class = "decided at once", decidedBy{who: "device", how: "decided at once"}, ap.classify(a)
 	}
 	v := viewOf(a)
+	v.setClass(class)
 	ap.con.print(renderApprovalWith(ap.model, &v))
 	ap.con.printf("  -> %s %s\n", clean(a.ID), note)
 	d = ap.record(a, d, by)
@@ -201,18 +217,23 @@ func (ap *approver) Refused(a *device.Approval, message string) {
 	}
 }
 
-// automatic applies the policy, then the rules, then the grants. ok is
-// false when a person has to answer; askedAgain then says how the request
-// differs from the closest rule, if one nearly matched.
-func (ap *approver) automatic(a *device.Approval) (d device.Decision, note string, by decidedBy, ok bool, askedAgain []string) {
+// automatic applies the policy (with the class of the command: an
+// irreversible one always asks, a read-only one may pass by the
+// "read_only" member), then the rules, then the grants. ok is false when a
+// person has to answer; askedAgain then says why: an irreversible command,
+// or how the request differs from the closest rule, if one nearly matched.
+// An automatic approval of a command the device does not understand says
+// so in its note and in the log.
+func (ap *approver) automatic(a *device.Approval, class *commandClass) (d device.Decision, note string, by decidedBy, ok bool, askedAgain []string) {
 	if a.Kind == kindPairing && a.Pairing == nil {
 		return device.Decision{Reason: "OTHER", Message: "incomplete pairing request"}, "refused: the pairing request carries no details",
 			decidedBy{who: "device", how: "refused an incomplete pairing request"}, true, nil
 	}
-	v, msg := ap.policy.decide(a.Kind, a.Secrets)
-	switch v {
+	o := ap.policy.decideClassed(a.Kind, a.Secrets, class)
+	switch o.v {
 	case verdictDeny:
-		return device.Decision{Reason: "POLICY_DENIED", Message: msg}, "denied by policy: " + msg, decidedBy{who: "policy", how: msg}, true, nil
+		_, by = cautioned("", o.by, class)
+		return device.Decision{Reason: "POLICY_DENIED", Message: o.message}, o.note, by, true, nil
 	case verdictApprove:
 		if a.Kind == kindPairing {
 			// The device confirms its own SAS: only for headless tests
@@ -220,10 +241,33 @@ func (ap *approver) automatic(a *device.Approval) (d device.Decision, note strin
 			return device.Decision{Approve: true, SAS: a.Pairing.SAS}, `pairing confirmed by policy ("pairing": "approve")`,
 				decidedBy{who: "policy", how: `"pairing": "approve"`}, true, nil
 		}
-		return device.Decision{Approve: true}, "approved by policy", decidedBy{who: "policy", how: "secret and operation rules approve"}, true, nil
+		note, by = cautioned(o.note, o.by, class)
+		return device.Decision{Approve: true}, note, by, true, nil
 	}
 	if a.Kind == kindPairing {
 		return device.Decision{}, "", decidedBy{}, false, nil
+	}
+	if o.alwaysAsk {
+		// No rule or grant is consulted, but one that would have
+		// approved is named: the person sees what the shortcut would
+		// have let through.
+		if o.policyWouldApprove {
+			askedAgain = append(askedAgain, "the policy approves these secrets for any command, but not an irreversible one")
+		}
+		if a.Kind == kindInvocation {
+			if pinned, _, err := ap.rules.list(); err == nil {
+				switch rv := checkRules(append(append([]*rule{}, ap.policy.Rules...), pinned...), a, ap.now()); {
+				case rv.match != nil:
+					askedAgain = append(askedAgain, rv.match.label()+" covers this request but does not apply to an irreversible command")
+				case rv.near != nil:
+					askedAgain = append(append(askedAgain, "this request differs from "+rv.near.label()+" in:"), rv.diff...)
+				}
+			}
+		}
+		if _, found, _, _, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets, false); err == nil && found {
+			askedAgain = append(askedAgain, "a grant covers this request but does not apply to an irreversible command")
+		}
+		return device.Decision{}, "", decidedBy{}, false, askedAgain
 	}
 	if a.Kind == kindInvocation {
 		pinned, refused, err := ap.rules.list()
@@ -244,13 +288,14 @@ func (ap *approver) automatic(a *device.Approval) (d device.Decision, note strin
 			if !r.Expires.IsZero() {
 				note += " valid until " + r.Expires.Local().Format(time.RFC3339)
 			}
-			return device.Decision{Approve: true}, note, decidedBy{who: "rule", how: r.label(), rule: r.ID}, true, nil
+			note, by := cautioned(note, decidedBy{who: "rule", how: r.label(), rule: r.ID}, class)
+			return device.Decision{Approve: true}, note, by, true, nil
 		}
 		if rv.near != nil {
 			askedAgain = append(append(askedAgain, "this request differs from "+rv.near.label()+" in:"), rv.diff...)
 		}
 	}
-	g, found, refusedGrant, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets)
+	g, found, refusedGrant, narrow, err := ap.grants.matches(a.ClientID, a.Kind, a.Secrets, class.readOnly())
 	if refusedGrant != "" {
 		askedAgain = append(askedAgain, "a grant would cover this request but is refused: "+refusedGrant)
 		ap.con.printf("  (a grant for %s refused: %s)\n", clean(a.ID), refusedGrant)
@@ -261,10 +306,38 @@ func (ap *approver) automatic(a *device.Approval) (d device.Decision, note strin
 	}
 	if found {
 		until := g.Expires.Local().Format(time.RFC3339)
-		return device.Decision{Approve: true}, "approved by a grant valid until " + until,
-			decidedBy{who: "grant", how: "for the same secrets, client and operation until " + until}, true, nil
+		note, how := "approved by a grant valid until "+until, "for the same secrets, client and operation until "+until
+		if g.ReadOnly {
+			note = "approved by a read-only grant valid until " + until + " (" + class.Why + ")"
+			how = "read-only, for the same secrets, client and operation until " + until + ": " + class.Why
+		}
+		note, by := cautioned(note, decidedBy{who: "grant", how: how}, class)
+		return device.Decision{Approve: true}, note, by, true, nil
+	}
+	if narrow {
+		why := "not read-only"
+		if class != nil {
+			why = class.classLine()
+		}
+		askedAgain = append(askedAgain, "a read-only grant covers these secrets, but this command is "+why)
 	}
 	return device.Decision{}, "", decidedBy{}, false, askedAgain
+}
+
+// cautioned gives an automatic decision's log entry the command's class,
+// and adds to an approval's note and entry that the device does not
+// understand the command, when it does not: the approval stands (a policy,
+// rule or grant that approves any command said so), but nobody should read
+// it as "the command was checked".
+func cautioned(note string, by decidedBy, class *commandClass) (string, decidedBy) {
+	if class != nil {
+		by.class, by.classWhy = string(class.Class), class.Why
+	}
+	if caution := class.caution(); caution != "" && note != "" {
+		note += "; note: " + caution
+		by.how += "; " + caution
+	}
+	return note, by
 }
 
 func answerHint(p *pendingItem) string {
@@ -272,8 +345,11 @@ func answerHint(p *pendingItem) string {
 	if p.a.Kind == kindPairing {
 		return "  waiting: agentknock-device pairing confirm \"dddd dddd dddd\"  |  agentknock-device pairing reject\n"
 	}
+	if p.class.irreversible() {
+		return fmt.Sprintf("  waiting: agentknock-device approve %s  |  agentknock-device deny %s  (irreversible: no pin; a grant never covers it)\n", id, id)
+	}
 	if p.a.Kind == kindInvocation {
-		return fmt.Sprintf("  waiting: agentknock-device approve %s [--pin 30m | --for 10m]  |  agentknock-device deny %s\n", id, id)
+		return fmt.Sprintf("  waiting: agentknock-device approve %s [--pin 30m | --for 10m [--read-only]]  |  agentknock-device deny %s\n", id, id)
 	}
 	return fmt.Sprintf("  waiting: agentknock-device approve %s [--for 10m]  |  agentknock-device deny %s\n", id, id)
 }
@@ -301,6 +377,9 @@ func (ap *approver) reprompt() {
 func promptText(p *pendingItem) string {
 	if p.a.Kind == kindPairing {
 		return `type the 12 digits the client shows, or "no": `
+	}
+	if p.class.irreversible() {
+		return fmt.Sprintf("approve %s, %s? [y/N] ", clean(p.a.ID), clean(p.class.Why))
 	}
 	if p.a.Kind == kindInvocation {
 		return fmt.Sprintf("approve %s? [y/N, or \"p 30\": yes, and again for 30 minutes for this exact command] ", clean(p.a.ID))
@@ -393,11 +472,19 @@ func (ap *approver) list() []approvalView {
 }
 
 // approve answers a non-pairing request; forDur > 0 also records a grant
-// for the same secret set, client and operation; pinDur > 0 a rule for this
-// exact command (rules.go), but only when accept is the confirmation code
-// of what that rule would not bind; otherwise nothing is answered and the
-// error (a *pinUnconfirmed) carries the list and the code.
+// for the same secret set, client and operation (readOnly: covering only
+// read-only requests); pinDur > 0 a rule for this exact command
+// (rules.go), but only when accept is the confirmation code of what that
+// rule would not bind; otherwise nothing is answered and the error (a
+// *pinUnconfirmed) carries the list and the code. An irreversible command
+// is never pinned (pinRefused).
 func (ap *approver) approve(id string, forDur, pinDur time.Duration, accept, how string) (string, error) {
+	return ap.approveGrant(id, forDur, pinDur, false, accept, how)
+}
+
+// approveGrant is approve with the grant's scope: readOnly makes the grant
+// cover only read-only requests.
+func (ap *approver) approveGrant(id string, forDur, pinDur time.Duration, readOnly bool, accept, how string) (string, error) {
 	p := ap.find(id)
 	if p == nil {
 		return "", errNotPending
@@ -405,8 +492,14 @@ func (ap *approver) approve(id string, forDur, pinDur time.Duration, accept, how
 	if p.a.Kind == kindPairing {
 		return "", errors.New(`a pairing is confirmed with the digits the client shows: agentknock-device pairing confirm "dddd dddd dddd"`)
 	}
+	if readOnly && forDur <= 0 {
+		return "", usagef("--read-only shapes a grant: it needs --for DURATION")
+	}
 	msg := "approved " + p.a.ID
 	by := decidedBy{who: "person", how: how}
+	if pinDur > 0 && p.class.irreversible() {
+		return "", pinRefused{p.class.Why}
+	}
 	if pinDur > 0 {
 		r, err := ruleFromRequest(p.a, pinDur, ap.now(), how)
 		if err != nil {
@@ -427,19 +520,34 @@ func (ap *approver) approve(id string, forDur, pinDur time.Duration, accept, how
 		}
 	}
 	if forDur > 0 {
-		g, err := ap.grants.add(p.a.ClientID, p.a.Kind, p.a.Secrets, forDur)
+		g, err := ap.grants.add(p.a.ClientID, p.a.Kind, p.a.Secrets, forDur, readOnly)
 		if err != nil {
 			return "", fmt.Errorf("recording the grant: %w", err)
 		}
 		by.creates = append(by.creates, auditBinding{Kind: "grant", MAC: g.MAC, Expires: g.Expires})
-		msg += "; same requests approved until " + g.Expires.Local().Format(time.RFC3339)
-		how += " with a grant until " + g.Expires.Local().Format(time.RFC3339)
+		until := g.Expires.Local().Format(time.RFC3339)
+		if readOnly {
+			msg += "; same requests approved until " + until + " when read-only"
+			how += " with a read-only grant until " + until
+		} else {
+			msg += "; same requests approved until " + until + ", except irreversible ones"
+			how += " with a grant until " + until
+		}
 	}
 	by.how = how
 	if !ap.finishBy(p, device.Decision{Approve: true}, how, by) {
 		return "", errNotPending
 	}
 	return msg, nil
+}
+
+// pinRefused: a pin of an irreversible command, refused with the reason;
+// the request stays pending.
+type pinRefused struct{ why string }
+
+func (e pinRefused) Error() string {
+	return "nothing answered, nothing pinned: " + clean(e.why) +
+		"; an irreversible command is asked of a person every time, so no rule may approve it (approve it once, without --pin)"
 }
 
 // pinUnconfirmed: a pin was asked for without confirming what the rule
@@ -635,6 +743,11 @@ func (ap *approver) terminalLine(line string) {
 		ap.finish(p, device.Decision{Reason: "USER_DENIED", Message: messageUserDenied}, how)
 	default:
 		if d, ok := pinAnswer(answer); ok && p.a.Kind == kindInvocation {
+			if p.class.irreversible() {
+				ap.con.printf("  (%s)\n", pinRefused{p.class.Why}.Error())
+				ap.con.print(promptText(p))
+				return
+			}
 			r, err := ruleFromRequest(p.a, d, ap.now(), how)
 			if err != nil {
 				ap.con.printf("  (%s)\n", clean(err.Error()))

@@ -119,12 +119,14 @@ func TestApproverPolicyFirst(t *testing.T) {
 		t.Errorf("decisions not logged:\n%s", out)
 	}
 	// Policy-decided requests are still shown in full.
-	if !strings.Contains(out, "gh pr merge 12") {
+	if !strings.Contains(out, "gh pr view 12") {
 		t.Errorf("request not shown:\n%s", out)
 	}
 	// A deny policy beats a grant.
-	if _, err := h.ap.grants.add(testClientID, kindInvocation, []string{"prod"}, time.Hour); err != nil {
+	if g, err := h.ap.grants.add(testClientID, kindInvocation, []string{"prod"}, time.Hour, false); err != nil {
 		t.Fatal(err)
+	} else {
+		logGrantCreation(t, h, g) // a grant is used only as the log records it
 	}
 	if d := h.ap.Decide(ctx, fakeInvocation("A3", "prod")); d.Approve {
 		t.Errorf("grant overrode a deny policy: %+v", d)
@@ -219,7 +221,7 @@ func TestControlPendingApproveDeny(t *testing.T) {
 	if d := receive(t, first); !d.Approve {
 		t.Fatalf("approve through the socket: %+v", d)
 	}
-	if _, ok, _, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}); !ok {
+	if _, ok, _, _, _ := h.ap.grants.matches(testClientID, kindInvocation, []string{"other", "demo"}, false); !ok {
 		t.Fatal("approve --for recorded no grant")
 	}
 

@@ -153,6 +153,9 @@ type auditEntry struct {
 	Live     []auditBinding `json:"live,omitempty"`     // a rotation: the rules and grants in force
 	Refusals *auditRefusals `json:"refusals,omitempty"` // a summary of refusals not written one by one
 
+	Class    string `json:"class,omitempty"`     // of the command: read-only | other | irreversible (classify.go)
+	ClassWhy string `json:"class_why,omitempty"` // "read-only: git status, executable /usr/bin/git"
+
 	// Seal is read back only: the line's last member, HMAC-SHA256 of the
 	// line before it under the key at the entry's position.
 	Seal string `json:"seal,omitempty"`
@@ -218,6 +221,8 @@ type decidedBy struct {
 	rule    string
 	unbound []string
 	creates []auditBinding
+	// class and classWhy: the command's class, for the log (classify.go).
+	class, classWhy string
 }
 
 // auditHead is audit.head: the last entry written and the key that seals
@@ -965,6 +970,7 @@ func capEntry(e auditEntry, limit int) auditEntry {
 		*f = capText(*f, limit)
 	}
 	c.Command = capText(c.Command, limit*auditCommandCap/auditFieldCap)
+	c.ClassWhy = capText(c.ClassWhy, limit) // names the command's words
 	c.Secrets = capList(c.Secrets, limit/4)
 	c.Marks = capList(c.Marks, limit/2)
 	c.Unbound = capList(c.Unbound, limit/4)
@@ -1051,6 +1057,7 @@ func auditEntryOf(a *device.Approval, d device.Decision, by decidedBy, now time.
 		Time: now.UTC(), Received: a.Received.UTC(), ID: a.ID, Kind: a.Kind, Client: a.ClientID,
 		RequestID: a.RequestID, Secrets: append([]string{}, a.Secrets...),
 		DecidedBy: by.who, How: by.how, Rule: by.rule, Unbound: by.unbound, Creates: by.creates,
+		Class: by.class, ClassWhy: by.classWhy,
 	}
 	switch {
 	case d.Approve:
@@ -1689,6 +1696,9 @@ func auditLine(e auditEntry) string {
 	}
 	if e.RequestReason != "" {
 		fmt.Fprintf(&b, "    reason (from the client): %s\n", clean(e.RequestReason))
+	}
+	if e.ClassWhy != "" {
+		fmt.Fprintf(&b, "    class: %s\n", clean(e.ClassWhy))
 	}
 	if e.Verdict != "" {
 		fmt.Fprintf(&b, "    explained: %s\n", clean(e.Verdict))

@@ -605,9 +605,15 @@ func TestAuditSealedAgainstTheStateHolder(t *testing.T) {
 	h := newHarness(t, pol)
 	seed, _ := readAuditHead(h.dir)
 	key := verifyKey{origin: 0, seed: mustHex(t, seed.Key)}
-	h.ap.audit.rotateSize = 4 << 10
-	for i := range 24 {
+	h.ap.audit.rotateSize = 16 << 10
+	// Decide until a rotation happened and the current file holds at
+	// least four entries to change (entry sizes vary with what each
+	// records, so a fixed count would not say that).
+	for i := 0; i < 400; i++ {
 		h.ap.Decide(context.Background(), fakeInvocation(fmt.Sprintf("T%d", i), "auto"))
+		if _, err := os.Stat(filepath.Join(h.dir, auditFile+".1")); err == nil && len(logLines(t, h.dir)) >= 4 {
+			break
+		}
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, auditFile+".1")); err != nil {
 		t.Fatal("no rotation happened")

@@ -6,6 +6,7 @@
 //	-> {"op":"pending"}
 //	<- {"ok":true,"pending":[{"id":"...","kind":"invocation",...}]}
 //	-> {"op":"approve","id":"K3F9","for":"10m"}
+//	-> {"op":"approve","id":"K3F9","for":"10m","read_only":true}
 //	-> {"op":"approve","id":"K3F9","pin":"30m","accept_unbound":"CODE"}
 //	-> {"op":"deny","id":"K3F9","message":"not now"}
 //	-> {"op":"pairing-confirm","sas":"0123 4567 8901"}
@@ -39,7 +40,9 @@ type controlRequest struct {
 	Op  string `json:"op"`
 	ID  string `json:"id,omitempty"`
 	For string `json:"for,omitempty"`
-	Pin string `json:"pin,omitempty"`
+	// ReadOnly: the grant made with For covers only read-only requests.
+	ReadOnly bool   `json:"read_only,omitempty"`
+	Pin      string `json:"pin,omitempty"`
 	// AcceptUnbound confirms what a pin does not bind: the code the
 	// refusal without it printed.
 	AcceptUnbound string `json:"accept_unbound,omitempty"`
@@ -158,7 +161,7 @@ func (s *controlServer) dispatch(req controlRequest) controlResponse {
 				return failure(usageError{err.Error()})
 			}
 		}
-		msg, err = s.ap.approve(req.ID, d, pin, req.AcceptUnbound, how)
+		msg, err = s.ap.approveGrant(req.ID, d, pin, req.ReadOnly, req.AcceptUnbound, how)
 	case "deny":
 		msg, err = s.ap.deny(req.ID, req.Message, how)
 	case "pairing-confirm":

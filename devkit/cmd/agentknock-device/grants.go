@@ -6,7 +6,9 @@
 // with rules.key (an HMAC over each grant), refused when created in the
 // future, and never live past ruleLifetimeCap after their creation: a grant
 // added or edited by hand, or revived by setting the clock back, approves
-// nothing.
+// nothing. A grant never covers an irreversible command (the approver
+// asks those of a person first), and one made with --read-only covers only
+// requests whose every command is read-only by the command tables.
 package main
 
 import (
@@ -32,6 +34,7 @@ type grant struct {
 	Secrets   []string  `json:"secrets"` // sorted
 	ClientID  string    `json:"client_id"`
 	Operation string    `json:"operation"`
+	ReadOnly  bool      `json:"read_only,omitempty"` // covers only read-only requests (--read-only); in the MAC
 	Created   time.Time `json:"created"`
 	Expires   time.Time `json:"expires"`
 	MAC       string    `json:"mac,omitempty"` // HMAC-SHA256 with rules.key over canonical(), hex
@@ -100,18 +103,20 @@ func (s *grantStore) load() ([]grant, error) {
 // matches reports whether an unexpired, authentic grant covers exactly
 // this secret set for this client and operation. A grant for {a} does not
 // cover {a, b}, and one for {a, b} does not cover {a}: the person approved
-// that combination. refused says why a grant that would have covered it
-// is not applied.
-func (s *grantStore) matches(clientID, operation string, secrets []string) (g grant, found bool, refused string, err error) {
+// that combination. A read-only grant covers the request only when
+// readOnly (every command of it is read-only); narrow says one would have
+// covered it otherwise. refused says why a grant that would have covered
+// it is not applied.
+func (s *grantStore) matches(clientID, operation string, secrets []string, readOnly bool) (g grant, found bool, refused string, narrow bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	grants, err := s.load()
 	if err != nil || len(grants) == 0 {
-		return grant{}, false, "", err
+		return grant{}, false, "", false, err
 	}
 	key, err := readRulesKey(s.dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return grant{}, false, "", err
+		return grant{}, false, "", false, err
 	}
 	want := sortedCopy(secrets)
 	now := s.now()
@@ -129,15 +134,20 @@ func (s *grantStore) matches(clientID, operation string, secrets []string) (g gr
 				continue
 			}
 		}
-		if now.Before(g.Expires) && now.Before(g.Created.Add(ruleLifetimeCap)) {
-			return g, true, "", nil
+		if !now.Before(g.Expires) || !now.Before(g.Created.Add(ruleLifetimeCap)) {
+			continue
 		}
+		if g.ReadOnly && !readOnly {
+			narrow = true
+			continue
+		}
+		return g, true, "", false, nil
 	}
-	return grant{}, false, refused, nil
+	return grant{}, false, refused, narrow, nil
 }
 
 // add records a grant and drops expired ones.
-func (s *grantStore) add(clientID, operation string, secrets []string, d time.Duration) (grant, error) {
+func (s *grantStore) add(clientID, operation string, secrets []string, d time.Duration, readOnly bool) (grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key, err := rulesKey(s.dir)
@@ -159,6 +169,7 @@ func (s *grantStore) add(clientID, operation string, secrets []string, d time.Du
 		Secrets:   sortedCopy(secrets),
 		ClientID:  clientID,
 		Operation: operation,
+		ReadOnly:  readOnly,
 		Created:   now.UTC(),
 		Expires:   now.Add(d).UTC(),
 	}

@@ -18,12 +18,12 @@ func TestGrantsScopedAndExpiring(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	s := newGrantStore(dir, clock.now)
-	if _, err := s.add("C1", kindInvocation, []string{"b", "a"}, 10*time.Minute); err != nil {
+	if _, err := s.add("C1", kindInvocation, []string{"b", "a"}, 10*time.Minute, false); err != nil {
 		t.Fatal(err)
 	}
 	check := func(client, op string, secrets []string, want bool) {
 		t.Helper()
-		_, got, _, err := s.matches(client, op, secrets)
+		_, got, _, _, err := s.matches(client, op, secrets, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestGrantsScopedAndExpiring(t *testing.T) {
 
 	// A fresh store (a restarted serve) sees the same grant.
 	s2 := newGrantStore(dir, clock.now)
-	if _, ok, _, _ := s2.matches("C1", kindInvocation, []string{"a", "b"}); !ok {
+	if _, ok, _, _, _ := s2.matches("C1", kindInvocation, []string{"a", "b"}, false); !ok {
 		t.Error("grant not persisted")
 	}
 	fi, err := os.Stat(filepath.Join(dir, grantsFile))
@@ -56,7 +56,7 @@ func TestGrantsScopedAndExpiring(t *testing.T) {
 	check("C1", kindInvocation, []string{"a", "b"}, false) // expired at exactly 10m
 
 	// Adding another grant drops the expired one from the file.
-	if _, err := s.add("C1", kindSSH, []string{"key"}, time.Minute); err != nil {
+	if _, err := s.add("C1", kindSSH, []string{"key"}, time.Minute, false); err != nil {
 		t.Fatal(err)
 	}
 	grants, err := s.load()
@@ -76,7 +76,7 @@ func TestGrantsAuthenticated(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	s := newGrantStore(dir, clock.now)
-	if _, err := s.add("C1", kindInvocation, []string{"a"}, time.Hour); err != nil {
+	if _, err := s.add("C1", kindInvocation, []string{"a"}, time.Hour, false); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, grantsFile)
@@ -98,7 +98,7 @@ func TestGrantsAuthenticated(t *testing.T) {
 		}
 		os.WriteFile(path, []byte(edited), 0o600)
 		clock.t = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).Add(c.clock)
-		_, ok, why, err := s.matches("C1", kindInvocation, []string{"a"})
+		_, ok, why, _, err := s.matches("C1", kindInvocation, []string{"a"}, false)
 		if err != nil || ok || !strings.Contains(why, c.why) {
 			t.Errorf("%s: matches = %v, %q, %v", name, ok, why, err)
 		}

@@ -30,7 +30,8 @@ Commands:
   secret set|ssh|list|remove   manage the device's secrets
   serve                        run the relay and the device
   pending                      list requests waiting for an answer
-  approve ID [--pin D|--for D] approve a waiting request (and pin a rule)
+  approve ID [--pin D|--for D [--read-only]]
+                               approve a waiting request (and pin a rule)
   deny ID [--message TEXT]     deny a waiting request
   pairing confirm|reject       answer a waiting pairing
   clients / revoke CLIENT_ID   list / revoke paired clients
@@ -42,6 +43,7 @@ Commands:
   log --verify [--key KEY]     check the sealed audit log (with the key init printed)
   log --show SEQ               show one entry with the full command it keeps
   log --new-key                start a new sealed record after a cut log
+  explain [...] -- ARGV...     what the policy would do with a command, its class and why
 
 Exit status: 0 on success, 2 for a usage error, 1 for any other failure.
 Errors are printed as "agentknock-device: error: ..." on standard error.
@@ -140,8 +142,22 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote] [
   programs read, or the inherited environment. A part that does not parse
   is marked; the commands before it are explained.
 
+  Each request's command also gets a class from the device's command
+  tables: read-only (every command a form its table calls read-only, the
+  executable in a system directory, no sensitive path among its
+  arguments), irreversible (any command destroys, deploys, publishes,
+  migrates or changes a database: git push --force, gh repo delete,
+  terraform apply, kubectl delete, aws s3 rm, psql -c 'DROP ...') or
+  other; a script the device does not understand is possibly
+  irreversible. The prompt, 'pending' and the audit log show the class
+  and why.
+
   Then, in order:
-    1. the policy, if it says approve or deny;
+    0. an irreversible command is asked of a person (or denied with
+       "irreversible": "deny"), whatever the policy, a rule or a grant
+       says; the prompt says why;
+    1. the policy, if it says approve or deny; then "read_only", which
+       approves an understood read-only invocation;
     2. a rule (pinned with 'approve ID --pin', or stated in the policy)
        that covers the request exactly;
     3. a grant made with 'approve ID --for DURATION' that matches;
@@ -172,7 +188,9 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote] [
       "pairing": "ask",
       "secrets": {"demo": "approve", "prod": "deny"},
       "operations": {"invocation": "ask", "git-sign": "ask",
-                     "ssh-authenticate": "ask"}
+                     "ssh-authenticate": "ask"},
+      "read_only": {"gh-token": "approve", "*": "ask"},
+      "irreversible": "ask"
     }
   Verdicts are "ask", "approve" and "deny". For each requested secret the
   rule is the secret's own rule or the operation's rule (the stricter of
@@ -184,6 +202,14 @@ const helpServe = `serve [--listen HOST:PORT] [--policy FILE] [--allow-remote] [
   (the device accepts its own verification code): only for headless tests
   on a relay nobody else can reach. Grants are kept in grants.json in the
   state directory; delete the file to drop them all.
+  "read_only" approves, per secret ("*": every secret without its own
+  entry, which stands first; "approve" or "ask"), an invocation whose every
+  command is read-only and understood; every secret of the request must be
+  approved. It cannot promise more than the tables: a read still sends the
+  secret to the service it is for, and the program at that path is
+  trusted. "irreversible" is "ask" (default) or "deny". A policy or grant
+  that approves a command the device does not understand says so on the
+  console and in the log.
 
   "rules" states rules like the pinned ones (see 'approve --pin'); each
   approves an invocation only if every field matches:
@@ -233,10 +259,14 @@ const helpApprove = `approve ID [--pin DURATION [--accept-unbound CODE] | --for 
   Rules are kept in rules.json, authenticated with rules.key; see 'rules'.
   --for DURATION (e.g. 10m, 2h; at most a week) instead approves, until
   it expires, later requests of the same operation kind from the same
-  client for exactly the same set of secrets, whatever the command.
+  client for exactly the same set of secrets, whatever the command, except
+  an irreversible one (always asked). --read-only narrows the grant to
+  requests whose every command is read-only. An irreversible command
+  cannot be pinned: --pin is refused with the reason.
     agentknock-device approve 7KQ2 --pin 30
     agentknock-device approve 7KQ2 --pin 30 --accept-unbound 3f9a0c12de
     agentknock-device approve 7KQ2 --for 15m
+    agentknock-device approve 7KQ2 --for 15m --read-only
 `
 
 const helpRules = `rules [--json]
@@ -367,7 +397,7 @@ func fullHelp() string {
 	return strings.Join([]string{
 		helpOverview, helpInit, helpSecret, helpServe, helpPending, helpApprove,
 		helpDeny, helpPairing, helpClients, helpRevoke, helpUploads, helpUpload,
-		helpRules, helpLog, helpHelp, helpExamples,
+		helpRules, helpLog, helpExplainArgv, helpHelp, helpExamples,
 	}, "\n")
 }
 

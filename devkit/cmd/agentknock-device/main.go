@@ -66,6 +66,7 @@ func init() {
 		"uploads": {cmdUploads, helpUploads},
 		"rules":   {cmdRules, helpRules},
 		"log":     {cmdLog, helpLog},
+		"explain": {cmdExplainArgv, helpExplainArgv},
 		"upload":  {cmdUpload, helpUpload},
 		"help":    {cmdHelp, helpHelp},
 		// Hidden: the man page, written at release time (manpage.go).

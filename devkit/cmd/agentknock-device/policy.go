@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
+
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 )
 
 // A verdict is what a rule says about a request.
@@ -32,18 +35,31 @@ const (
 //
 //	{"default": "ask", "pairing": "ask",
 //	 "secrets": {"demo": "approve", "prod": "deny"},
-//	 "operations": {"git-sign": "ask"}}
+//	 "operations": {"git-sign": "ask"},
+//	 "read_only": {"gh-token": "approve"},
+//	 "irreversible": "ask"}
+//
+// "read_only" approves, per secret ("*": every secret the member does not
+// name), an invocation whose every command is read-only by the command
+// tables (devkit/commands); "irreversible" says what happens to one that
+// is irreversible: "ask" (a person, whatever any other rule, pin or grant
+// says) or "deny".
 type policy struct {
-	Default    verdict            `json:"default"`
-	Pairing    verdict            `json:"pairing"`
-	Secrets    map[string]verdict `json:"secrets"`
-	Operations map[string]verdict `json:"operations"`
-	Rules      []*rule            `json:"rules"` // rules.go
+	Default      verdict            `json:"default"`
+	Pairing      verdict            `json:"pairing"`
+	Secrets      map[string]verdict `json:"secrets"`
+	Operations   map[string]verdict `json:"operations"`
+	ReadOnly     map[string]verdict `json:"read_only"`
+	Irreversible verdict            `json:"irreversible"`
+	Rules        []*rule            `json:"rules"` // rules.go
 }
+
+// readOnlyAll is the "read_only" key that stands for every secret.
+const readOnlyAll = "*"
 
 // defaultPolicy asks a person about everything.
 func defaultPolicy() *policy {
-	return &policy{Default: verdictAsk, Pairing: verdictAsk}
+	return &policy{Default: verdictAsk, Pairing: verdictAsk, Irreversible: verdictAsk}
 }
 
 func loadPolicy(path string) (*policy, error) {
@@ -76,6 +92,9 @@ func parsePolicy(data []byte) (*policy, error) {
 	if p.Pairing == "" {
 		p.Pairing = verdictAsk
 	}
+	if p.Irreversible == "" {
+		p.Irreversible = verdictAsk
+	}
 	if err := checkVerdict("default", p.Default); err != nil {
 		return nil, err
 	}
@@ -99,6 +118,19 @@ func parsePolicy(data []byte) (*policy, error) {
 		if err := checkVerdict(fmt.Sprintf("operations[%q]", op), v); err != nil {
 			return nil, err
 		}
+	}
+	for name, v := range p.ReadOnly {
+		if name == "" {
+			return nil, fmt.Errorf("read_only: empty secret name (\"*\" stands for every secret)")
+		}
+		if v != verdictApprove && v != verdictAsk {
+			return nil, fmt.Errorf("read_only[%q]: %q is not approve or ask (a read-only command is never denied for being read-only)", name, string(v))
+		}
+	}
+	switch p.Irreversible {
+	case verdictAsk, verdictDeny:
+	default:
+		return nil, fmt.Errorf("irreversible: %q is not ask or deny (an irreversible command is never approved without a person)", string(p.Irreversible))
 	}
 	for i, r := range p.Rules {
 		if r == nil {
@@ -174,6 +206,116 @@ func (p *policy) decide(kind string, secrets []string) (verdict, string) {
 	return result, ""
 }
 
+// commandClass is what the command model (devkit/commands, through
+// classify.go) says about the command a request runs: its class, why
+// ("irreversible: git push --force", "read-only: git status, executable
+// /usr/bin/git"), and whether the device understood it at all.
+type commandClass struct {
+	Class      commandmodel.Class
+	Why        string
+	Understood bool
+	// NotUnderstood: the most severe reason it is not understood.
+	NotUnderstood string
+}
+
+// irreversible: the request must be asked of a person (or denied).
+func (c *commandClass) irreversible() bool {
+	return c != nil && c.Class == commandmodel.ClassIrreversible
+}
+
+// readOnly: every command is read-only by the tables, and understood. A
+// command the device does not understand is possibly irreversible, so it
+// is never read-only, whatever the class says.
+func (c *commandClass) readOnly() bool {
+	return c != nil && c.Understood && c.Class == commandmodel.ClassReadOnly
+}
+
+// caution is the line an automatic approval of a command the device does
+// not understand carries on the console and in the log; "" otherwise.
+func (c *commandClass) caution() string {
+	if c == nil || c.Understood {
+		return ""
+	}
+	why := ""
+	if c.NotUnderstood != "" {
+		why = " (" + c.NotUnderstood + ")"
+	}
+	return "the device does not understand this command" + why + ", so it may be irreversible"
+}
+
+// outcome is the policy's answer to a request, its command's class
+// included: approve or deny with who decided and the console line, or ask,
+// in which case alwaysAsk says that no rule or grant may answer instead of
+// a person either (an irreversible command), and why.
+type outcome struct {
+	v         verdict
+	message   string // a denial's message to the client
+	note      string // the console line of an automatic decision
+	by        decidedBy
+	alwaysAsk bool
+	why       string // with alwaysAsk: "irreversible: git push --force"
+	// policyWouldApprove: with alwaysAsk, the secret and operation rules
+	// alone would have approved.
+	policyWouldApprove bool
+}
+
+// decideClassed applies the policy to a request whose command has the
+// class c (nil: the request runs no command the device was told of). In
+// order: a deny of the secrets or operation denies; an irreversible
+// command is denied ("irreversible": "deny") or asked of a person, whatever
+// the rest says; the secret and operation rules approve; the read-only
+// member approves an understood, read-only invocation; else a rule, a
+// grant or a person decides (the approver).
+func (p *policy) decideClassed(kind string, secrets []string, c *commandClass) outcome {
+	v, msg := p.decide(kind, secrets)
+	if v == verdictDeny {
+		return outcome{v: verdictDeny, message: msg, note: "denied by policy: " + msg, by: decidedBy{who: "policy", how: msg}}
+	}
+	if kind != kindPairing && c.irreversible() {
+		if p.Irreversible == verdictDeny {
+			msg := "device policy denies irreversible commands (" + c.Why + ")"
+			return outcome{v: verdictDeny, message: msg, note: "denied by policy: " + msg,
+				by: decidedBy{who: "policy", how: `"irreversible": "deny": ` + c.Why}}
+		}
+		return outcome{v: verdictAsk, alwaysAsk: true, why: c.Why, policyWouldApprove: v == verdictApprove}
+	}
+	if v == verdictApprove {
+		return outcome{v: verdictApprove, note: "approved by policy", by: decidedBy{who: "policy", how: "secret and operation rules approve"}}
+	}
+	if kind == kindInvocation && c.readOnly() {
+		if entry, ok := p.readOnlyApproves(secrets); ok {
+			how := entry + ": " + c.Why
+			return outcome{v: verdictApprove, note: "approved by the read-only policy (" + how + ")", by: decidedBy{who: "policy", how: how}}
+		}
+	}
+	return outcome{v: v}
+}
+
+// readOnlyApproves reports whether the "read_only" member approves every
+// secret of a request, and names the entries that do. A secret's own entry
+// stands before "*", so {"*": "approve", "prod": "ask"} keeps prod asked.
+func (p *policy) readOnlyApproves(secrets []string) (string, bool) {
+	names := sortedCopy(secrets)
+	if len(names) == 0 {
+		v, ok := p.ReadOnly[readOnlyAll]
+		return `"read_only" "*"`, ok && v == verdictApprove
+	}
+	var entries []string
+	for _, name := range names {
+		v, ok := p.ReadOnly[name]
+		entry := name
+		if !ok {
+			v, ok = p.ReadOnly[readOnlyAll]
+			entry = `"*" for ` + name
+		}
+		if !ok || v != verdictApprove {
+			return "", false
+		}
+		entries = append(entries, clean(entry))
+	}
+	return `"read_only" ` + strings.Join(entries, ", "), true
+}
+
 func denialMessage(kind, secret string, bySecret, byOperation bool) string {
 	switch {
 	case secret == "":
@@ -220,5 +362,44 @@ func (p *policy) autoApprovals() []string {
 	for _, r := range p.Rules {
 		out = append(out, "  - "+r.describe()+"\n"+unboundText(r.Unbound, "      "))
 	}
+	out = append(out, p.readOnlyApprovals()...)
 	return out
+}
+
+// readOnlyApprovals is what serve says at start about the "read_only"
+// member: which secrets it approves, for which commands, and what that
+// cannot promise.
+func (p *policy) readOnlyApprovals() []string {
+	var names []string
+	for name, v := range p.ReadOnly {
+		if v == verdictApprove {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if n == readOnlyAll {
+			names[i] = `"*" (every secret without its own entry)`
+		} else {
+			names[i] = clean(n)
+		}
+	}
+	return []string{fmt.Sprintf("  - \"read_only\": secrets %s: \"approve\":\n"+
+		"      an invocation whose every command is read-only by the device's tables, understood,\n"+
+		"      with no sensitive path among its arguments and its executable in a system directory,\n"+
+		"      is approved without asking (%d read-only forms: 'agentknock-device explain\n"+
+		"      --read-only-forms' lists them, 'explain -- ARGV...' classes one).\n"+
+		"      A read can still send the secret to the service it is for, and the tables trust\n"+
+		"      the program at that path. Irreversible commands are %s.\n",
+		strings.Join(names, ", "), commandmodel.ReadOnlyForms(), irreversibleText(p.Irreversible))}
+}
+
+func irreversibleText(v verdict) string {
+	if v == verdictDeny {
+		return `denied ("irreversible": "deny")`
+	}
+	return "always asked of a person"
 }

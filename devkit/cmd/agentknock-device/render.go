@@ -58,6 +58,9 @@ func renderApprovalWith(model *commandmodel.Analyzer, v *approvalView) string {
 	if len(v.Secrets) > 0 {
 		r.field("  ", "secrets", cleanList(v.Secrets, ", "))
 	}
+	if v.ClassLine != "" {
+		r.field("  ", "class", clean(v.ClassLine)) // classify.go
+	}
 	label := "asked again"
 	for _, l := range v.AskedAgain {
 		r.field("  ", label, l) // composed by the device, client text escaped

@@ -21,7 +21,7 @@ func fakeInvocationDetails() *device.InvocationDetails {
 	return &device.InvocationDetails{
 		Reason:            "deploy \x1b]0;owned\x07 now\u202eevil",
 		Command:           "gh",
-		Arguments:         []string{"pr", "merge", "12", "it's", "two\nlines", ""},
+		Arguments:         []string{"pr", "view", "12", "it's", "two\nlines", ""},
 		WorkingDirectory:  "/work/project",
 		ExecutablePath:    "/usr/bin/gh",
 		ExecutableHash:    testHash,
@@ -77,7 +77,7 @@ func TestRenderInvocation(t *testing.T) {
 	for _, want := range []string{
 		"invocation request K7Q2",
 		testClientID, `host work\x1b[2Jstation`,
-		`gh pr merge 12 'it'\''s' $'two\nlines' ''`,
+		`gh pr view 12 'it'\''s' $'two\nlines' ''`,
 		"/work/project", "/usr/bin/gh",
 		"3031323334353637383961626364656630313233343536373839616263646566",
 		"SCRIPT", "stdin TERMINAL, stdout PIPE, stderr REGULAR_FILE",
@@ -115,7 +115,7 @@ func TestRenderGitSignAndSSH(t *testing.T) {
 		"Git signature request G1", "signing ssh-ed25519 AAAAC3Nza", "    | tree 1234\n",
 		`    | Fix the \x1b[8mbug`, "github.com/ex/proj", "branch main (upstream origin/main)",
 		"2 path(s)", "MODIFIED     src/a.go", `b\x1b.go`, "advisory, reported by the client",
-		"within the approved invocation", "gh pr merge 12",
+		"within the approved invocation", "gh pr view 12",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("git-sign rendering lacks %q:\n%s", want, out)
@@ -134,7 +134,7 @@ func TestRenderGitSignAndSSH(t *testing.T) {
 	out = renderApproval(&v)
 	assertInert(t, out)
 	for _, want := range []string{"SSH login request S1", `deploy\x1b`, "publickey-hostbound-v00@openssh.com",
-		"ssh-ed25519", "SHA256:abcdef", "prod-ssh ssh-ed25519 AAAAC3Nzb", "gh pr merge 12"} {
+		"ssh-ed25519", "SHA256:abcdef", "prod-ssh ssh-ed25519 AAAAC3Nzb", "gh pr view 12"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ssh rendering lacks %q:\n%s", want, out)
 		}

@@ -27,6 +27,21 @@ type approvalView struct {
 	// AskedAgain: how the request differs from the closest pinned or
 	// policy rule, when one nearly covers it.
 	AskedAgain []string `json:"asked_again,omitempty"`
+	// Class of the command the request runs (read-only, other,
+	// irreversible) and why ("irreversible: git push --force"), from the
+	// command tables (classify.go); absent when it runs none.
+	Class    string `json:"class,omitempty"`
+	ClassWhy string `json:"class_why,omitempty"`
+	// ClassLine: the class as shown, with what it means for the policy.
+	ClassLine string `json:"class_line,omitempty"`
+}
+
+// setClass records the class of the command the request runs.
+func (v *approvalView) setClass(c *commandClass) {
+	if c == nil {
+		return
+	}
+	v.Class, v.ClassWhy, v.ClassLine = string(c.Class), c.Why, c.classLine()
 }
 
 type pairingView struct {
