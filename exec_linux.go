@@ -477,17 +477,6 @@ func applyCallerSignals(cs callerState) {
 	}
 }
 
-// ignorableEarly reports whether the runtime keeps working with sig
-// ignored.
-func ignorableEarly(sig syscall.Signal) bool {
-	switch sig {
-	case unix.SIGKILL, unix.SIGSTOP, unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS,
-		unix.SIGCHLD, unix.SIGURG, unix.SIGPROF, 32, 33:
-		return false
-	}
-	return true
-}
-
 // forwarded reports whether a signal the caller blocked is sent on to the
 // main thread (applyCallerSignals), so that nothing else may change its
 // disposition before the exec.
