@@ -53,9 +53,9 @@ func (e *revalidationError) Unwrap() error { return e.err }
 
 // Termination signals while agentknock waits: command-execution.md,
 // "Signals and process state". SIGINT and SIGTERM cancel the operation
-// unless the caller ignores them, in which case agentknock ignores them too,
-// as the command would, or (with the entry hook) blocks them, in which
-// case they stay pending for the command. The caller's ignores and
+// unless the caller (with the entry hook) blocks them, in which case they
+// stay pending for the command, or ignores them, in which case agentknock
+// ignores them too, as the command would. The caller's ignores and
 // blocks are given back when the process starts (applyCallerSignals,
 // exec_linux.go; darwinEarlySignals, exec_darwin.go), not here: the runtime replaced them before main,
 // and the first hash runs before this watch exists.
@@ -104,12 +104,16 @@ func watchTermination(cs callerState) *signalWatch {
 	var caught []os.Signal
 	for _, sig := range []syscall.Signal{unix.SIGINT, unix.SIGTERM} {
 		switch {
+		case cs.exact && cs.blocks(sig):
+			// Pending for the command (Linux: forwarded to the main
+			// thread, also when the caller ignores it too, whose ignore
+			// is set again only at the exec: signal.Ignore here would
+			// let another thread discard it; macOS: deferred, then
+			// raised on the exec thread, or, ignored too, left ignored
+			// since init, as XNU discards an ignored signal when it is
+			// sent); it does not cancel, as it would not end the command.
 		case cs.ignored[sig]:
 			signal.Ignore(sig)
-		case cs.blocks(sig):
-			// Pending for the command (Linux: forwarded to the main
-			// thread; macOS: deferred, then raised on the exec thread);
-			// it does not cancel, as it would not end the command.
 		default:
 			caught = append(caught, sig)
 		}
