@@ -106,6 +106,74 @@ func pthreadResult(r uintptr) error {
 	return nil
 }
 
+// darwinHandOffSteps are macOS's primitives for the hand-off from the
+// approval wait to the command (darwinHandOff in exec_darwin.go; a recorder
+// in the tests).
+type darwinHandOffSteps interface {
+	// blockTermination blocks SIGINT and SIGTERM on the calling (locked)
+	// thread and, where the platform needs it, gives them back to the
+	// caller's disposition.
+	blockTermination() error
+	// stopWatching ends Go's handling of SIGINT and SIGTERM once every
+	// signal already caught has been delivered, and reports one.
+	stopWatching() syscall.Signal
+	// pendingTermination reports a SIGINT or SIGTERM pending on the thread.
+	pendingTermination() syscall.Signal
+	// restoreCallerState puts back the caller's ignores, file limit and
+	// mask as far as the platform knows them, with SIGPIPE at its default.
+	restoreCallerState() error
+	// connectStdin makes the service's pipe descriptor 0.
+	connectStdin() error
+	// lastCheck requires the retained executable to be what was approved.
+	lastCheck() error
+	// exec replaces the process; it returns only on failure.
+	exec() error
+}
+
+// darwinReplaceProcess runs macOS's hand-off in the spec's order ("Common
+// execution semantics": revalidate, then check for a pending signal, then
+// replace; "Signals and process state": block, check, restore); it makes
+// no system call itself, so Linux tests the order (TestReplaceProcessOrder).
+// The order also loses no
+// signal: the Go handler is stopped only after the signals are blocked on
+// this thread (signal.Stop waits for every caught signal to reach the
+// channel; resetting a signal first would drop the channel and any signal
+// still in flight); the executable is checked while the launcher still
+// runs with its own limits, so no check can fail for want of a descriptor
+// the command's limit would not give; the pending set is read after the
+// check, so a signal that arrived during a long hash stops the run; and the
+// caller's state is restored last, after which only the standard-input
+// dup2 runs before execve. Linux's execCommand (exec_linux.go) keeps the
+// same order with the thread hold added. testOnlyAfterBlock lets a test make a signal pending at exactly that point.
+func darwinReplaceProcess(s darwinHandOffSteps, testOnlyAfterBlock func()) error {
+	if err := s.blockTermination(); err != nil {
+		return err
+	}
+	if testOnlyAfterBlock != nil {
+		testOnlyAfterBlock()
+	}
+	if sig := s.stopWatching(); sig != 0 {
+		return &interrupted{sig}
+	}
+	if err := s.lastCheck(); err != nil {
+		return &revalidationError{err}
+	}
+	if sig := s.pendingTermination(); sig != 0 {
+		return &interrupted{sig}
+	}
+	if err := s.restoreCallerState(); err != nil {
+		return err
+	}
+	traceStep("signals handed off")
+	// The pipe becomes standard input only now, so that every earlier
+	// failure leaves the caller's standard input in place.
+	if err := s.connectStdin(); err != nil {
+		return err
+	}
+	traceFlush()
+	return s.exec()
+}
+
 // darwinExecPath is the pathname macOS executes: the candidate that
 // selected the command, as a shell's execvp would pass it (relative ones
 // resolve against the process's directory, the retained one, since
@@ -270,33 +338,18 @@ func (d deferredSignals) collect() []syscall.Signal {
 	return got
 }
 
-// darwinIgnorableEarly reports whether the caller's SIG_IGN on sig can be
-// put back at init on macOS, with the runtime still working: not the
-// synchronous faults (the runtime turns them into panics), SIGCHLD (XNU
-// reaps the children of a process that ignores it, so waiting for the
-// service would fail), SIGURG (the runtime's preemption signal), SIGPROF
-// (profiling), nor SIGKILL and SIGSTOP. Those are put back just before
-// the exec instead (darwinIgnoredAtExec).
-func darwinIgnorableEarly(sig syscall.Signal) bool {
-	switch sig {
-	case unix.SIGKILL, unix.SIGSTOP, unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS,
-		unix.SIGCHLD, unix.SIGURG, unix.SIGPROF:
-		return false
-	}
-	return true
-}
-
 // darwinEarlySignals is what init sets on macOS (exec_darwin.go) before
 // the run does anything, so that from selection on a signal acts on the
 // launcher as on the command: each ignorable signal the caller ignored is
-// ignored again (SIGTERM, SIGQUIT, SIGPIPE, SIGUSR1...; SIGHUP and SIGINT
-// the runtime left ignored anyway), and SIGQUIT goes to the kernel's
+// ignored again (ignorableEarly: SIGTERM, SIGQUIT, SIGPIPE, SIGUSR1...;
+// SIGHUP and SIGINT the runtime left ignored anyway; the others just
+// before the exec, darwinIgnoredAtExec), and SIGQUIT goes to the kernel's
 // default, not the runtime's goroutine dump, unless the caller ignored or
 // blocked it. Without the entry snapshot only SIGHUP's and SIGINT's
 // ignores are known, and SIGQUIT still gets its default.
 func darwinEarlySignals(cs callerState) (ignore []syscall.Signal, quitDefault bool) {
 	for sig := syscall.Signal(1); sig <= 31; sig++ {
-		if cs.ignored[sig] && darwinIgnorableEarly(sig) {
+		if cs.ignored[sig] && ignorableEarly(sig) {
 			ignore = append(ignore, sig)
 		}
 	}

@@ -81,7 +81,7 @@ func TestCheckWorkdirName(t *testing.T) {
 	}
 }
 
-// handOffRecorder records the steps replaceProcess takes.
+// handOffRecorder records the steps darwinReplaceProcess takes.
 type handOffRecorder struct {
 	steps           []string
 	caught, pending syscall.Signal
@@ -143,7 +143,7 @@ func TestReplaceProcessOrder(t *testing.T) {
 	}
 	for _, c := range cases {
 		rec := c.rec
-		err := replaceProcess(&rec, func() { rec.steps = append(rec.steps, "hook") })
+		err := darwinReplaceProcess(&rec, func() { rec.steps = append(rec.steps, "hook") })
 		if got := strings.Join(rec.steps, " "); got != c.steps {
 			t.Errorf("%s: steps %q, want %q", c.name, got, c.steps)
 		}

@@ -1,10 +1,12 @@
 // Process replacement shared by Linux and macOS: command-execution.md,
 // "Common execution semantics" steps 4, 6, 8 and 9, and "Signals and
 // process state": the SIGINT/SIGTERM watch while agentknock waits, the
-// pending check's rule, and the macOS hand-off's order (replaceProcess).
-// On Linux the hand-off is execCommand in exec_linux.go, whole, because it
-// also holds every thread and its last steps must run under the runtime's
-// exec lock.
+// pending check's rule, which caller ignores can be put back at init, and
+// the errors and standard-input step both hand-offs share. The hand-offs
+// themselves are per platform: execCommand in exec_linux.go (whole,
+// because it also holds every thread and its last steps run under the
+// runtime's exec lock) and darwinReplaceProcess in darwin_decisions.go
+// (the macOS order, with exec_darwin.go's libSystem steps).
 
 package main
 
@@ -25,71 +27,6 @@ type interrupted struct{ sig syscall.Signal }
 // the signal named.
 func (e *interrupted) Error() string {
 	return "Agentknock received a signal (interrupted by " + signalName(e.sig) + ")"
-}
-
-// handOffSteps are macOS's primitives for the hand-off from the approval
-// wait to the command (exec_darwin.go).
-type handOffSteps interface {
-	// blockTermination blocks SIGINT and SIGTERM on the calling (locked)
-	// thread and, where the platform needs it, gives them back to the
-	// caller's disposition.
-	blockTermination() error
-	// stopWatching ends Go's handling of SIGINT and SIGTERM once every
-	// signal already caught has been delivered, and reports one.
-	stopWatching() syscall.Signal
-	// pendingTermination reports a SIGINT or SIGTERM pending on the thread.
-	pendingTermination() syscall.Signal
-	// restoreCallerState puts back the caller's ignores, file limit and
-	// mask as far as the platform knows them, with SIGPIPE at its default.
-	restoreCallerState() error
-	// connectStdin makes the service's pipe descriptor 0.
-	connectStdin() error
-	// lastCheck requires the retained executable to be what was approved.
-	lastCheck() error
-	// exec replaces the process; it returns only on failure.
-	exec() error
-}
-
-// replaceProcess runs the hand-off in the spec's order ("Common execution
-// semantics": revalidate, then check for a pending signal, then replace;
-// "Signals and process state": block, check, restore), which also loses no
-// signal: the Go handler is stopped only after the signals are blocked on
-// this thread (signal.Stop waits for every caught signal to reach the
-// channel; resetting a signal first would drop the channel and any signal
-// still in flight); the executable is checked while the launcher still
-// runs with its own limits, so no check can fail for want of a descriptor
-// the command's limit would not give; the pending set is read after the
-// check, so a signal that arrived during a long hash stops the run; and the
-// caller's state is restored last, after which only the standard-input
-// dup2 runs before execve.
-// testOnlyAfterBlock lets a test make a signal pending at exactly that point.
-func replaceProcess(s handOffSteps, testOnlyAfterBlock func()) error {
-	if err := s.blockTermination(); err != nil {
-		return err
-	}
-	if testOnlyAfterBlock != nil {
-		testOnlyAfterBlock()
-	}
-	if sig := s.stopWatching(); sig != 0 {
-		return &interrupted{sig}
-	}
-	if err := s.lastCheck(); err != nil {
-		return &revalidationError{err}
-	}
-	if sig := s.pendingTermination(); sig != 0 {
-		return &interrupted{sig}
-	}
-	if err := s.restoreCallerState(); err != nil {
-		return err
-	}
-	traceStep("signals handed off")
-	// The pipe becomes standard input only now, so that every earlier
-	// failure leaves the caller's standard input in place.
-	if err := s.connectStdin(); err != nil {
-		return err
-	}
-	traceFlush()
-	return s.exec()
 }
 
 // becomeStdin puts the service's pipe on descriptor 0, inheritable, just
@@ -116,9 +53,9 @@ func (e *revalidationError) Unwrap() error { return e.err }
 
 // Termination signals while agentknock waits: command-execution.md,
 // "Signals and process state". SIGINT and SIGTERM cancel the operation
-// unless the caller ignores them, in which case agentknock ignores them too,
-// as the command would, or (with the entry hook) blocks them, in which
-// case they stay pending for the command. The caller's ignores and
+// unless the caller (with the entry hook) blocks them, in which case they
+// stay pending for the command, or ignores them, in which case agentknock
+// ignores them too, as the command would. The caller's ignores and
 // blocks are given back when the process starts (applyCallerSignals,
 // exec_linux.go; darwinEarlySignals, exec_darwin.go), not here: the runtime replaced them before main,
 // and the first hash runs before this watch exists.
@@ -129,6 +66,25 @@ func (e *revalidationError) Unwrap() error { return e.err }
 // SIGTTIN, SIGTTOU and SIGCONT either, so their ignores reach the command,
 // but signal.Ignored does not see them.)
 var signalsIgnoreVisible = []syscall.Signal{syscall.SIGHUP, syscall.SIGINT}
+
+// ignorableEarly reports whether a caller's SIG_IGN on sig can be put back
+// at init, the runtime still working, on Linux and macOS alike: not
+// SIGKILL and SIGSTOP (the kernel refuses), the synchronous faults (the
+// runtime turns them into panics), SIGCHLD (a process that ignores it has
+// its children reaped by the kernel on both, so waiting for the
+// invocation service would fail), SIGURG (the runtime's preemption),
+// SIGPROF (profiling, and Linux's thread hold), nor the runtime's signals
+// 32 and 33 (Linux's; macOS has 31 signals). Those are ignored again just
+// before the exec instead (restoreCallerState, exec_linux.go;
+// darwinIgnoredAtExec, which leaves SIGURG caught on macOS).
+func ignorableEarly(sig syscall.Signal) bool {
+	switch sig {
+	case unix.SIGKILL, unix.SIGSTOP, unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS,
+		unix.SIGCHLD, unix.SIGURG, unix.SIGPROF, 32, 33:
+		return false
+	}
+	return true
+}
 
 // signalWatch receives SIGINT and SIGTERM from the Go handler. Only one
 // goroutine reads it: the one that waits for approval and then execs.
@@ -148,12 +104,16 @@ func watchTermination(cs callerState) *signalWatch {
 	var caught []os.Signal
 	for _, sig := range []syscall.Signal{unix.SIGINT, unix.SIGTERM} {
 		switch {
+		case cs.exact && cs.blocks(sig):
+			// Pending for the command (Linux: forwarded to the main
+			// thread, also when the caller ignores it too, whose ignore
+			// is set again only at the exec: signal.Ignore here would
+			// let another thread discard it; macOS: deferred, then
+			// raised on the exec thread, or, ignored too, left ignored
+			// since init, as XNU discards an ignored signal when it is
+			// sent); it does not cancel, as it would not end the command.
 		case cs.ignored[sig]:
 			signal.Ignore(sig)
-		case cs.blocks(sig):
-			// Pending for the command (Linux: forwarded to the main
-			// thread; macOS: deferred, then raised on the exec thread);
-			// it does not cancel, as it would not end the command.
 		default:
 			caught = append(caught, sig)
 		}

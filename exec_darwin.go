@@ -1,8 +1,8 @@
 // Process replacement on macOS, in the order it runs: the host facilities
 // checked before the request (the Darwin release floor), the caller's
 // signal state, and the hand-off and exec (command-execution.md, "macOS
-// implementation", "Process replacement", with the common hand-off of
-// "Signals and process state", replaceProcess in exec.go). execve of the
+// implementation", "Process replacement", with the hand-off order of
+// "Signals and process state", darwinReplaceProcess in darwin_decisions.go). execve of the
 // candidate pathname for binaries and scripts alike (darwinExecPath: what
 // a shell would pass, so a virtualenv's python and a script's $0 behave as
 // without agentknock); the identity and hash checks of that name
@@ -125,19 +125,12 @@ func (cs callerState) describe() string {
 	return "approximate (built without -ldflags=-E=agentknock_rt0: " + callerStateLimits + "; a standard descriptor the caller closed reaches the command as /dev/null)"
 }
 
-// Process replacement on macOS: command-execution.md, "macOS
-// implementation", "Process replacement", with the common hand-off of
-// "Signals and process state" (replaceProcess, exec.go). execve of the
-// candidate pathname for binaries and scripts alike (darwinExecPath: what
-// a shell would pass, so a virtualenv's python and a script's $0 behave as
-// without agentknock); the identity and hash checks of that name
-// (revalidate) come just before it. The path can still be replaced
-// between that check and execve; macOS offers no descriptor execution to
-// close that race.
+// The hand-off and the exec (the file's header says what they rest on):
+// darwinHandOff gives darwinReplaceProcess its steps.
 
 // execCommand returns only on failure.
 func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, cs callerState, watch *signalWatch) error {
-	return replaceProcess(&darwinHandOff{wd: wd, x: x, argv: argv, env: env, stdin: stdin, cs: cs, watch: watch}, watch.testOnlyAfterBlock)
+	return darwinReplaceProcess(&darwinHandOff{wd: wd, x: x, argv: argv, env: env, stdin: stdin, cs: cs, watch: watch}, watch.testOnlyAfterBlock)
 }
 
 type darwinHandOff struct {

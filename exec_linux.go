@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -439,14 +440,19 @@ func init() {
 //     blocked on this thread again and, on every other thread (where the
 //     runtime unblocks them), sent on to this one by agentknock_forward, so
 //     that it stays pending until the command unblocks it, as after a
-//     direct exec.
+//     direct exec. That holds also for one the caller blocked and ignored:
+//     the kernel discards an ignored signal when it is sent only if its
+//     target does not block it, so after a direct exec it stays pending
+//     (TestCallerBlockedAndIgnoredSignalsStayPending measures it), and
+//     here an ignore would let another thread discard it; its ignore is set
+//     again only at the exec (finishCallerSignals).
 //
 // A build without the entry hook knows only SIGHUP's and SIGINT's ignores
 // and nothing of the blocks; it only replaces SIGQUIT's dump by the
 // default.
 func applyCallerSignals(cs callerState) {
 	for sig := syscall.Signal(1); sig <= 64; sig++ {
-		if cs.ignored[sig] && ignorableEarly(sig) {
+		if cs.ignored[sig] && ignorableEarly(sig) && !cs.forwarded(sig) {
 			_ = setDisposition(sig, sigIGN)
 		}
 	}
@@ -458,7 +464,7 @@ func applyCallerSignals(cs callerState) {
 	}
 	var block unix.Sigset_t
 	for _, sig := range runtimeUnblocked {
-		if cs.blocks(sig) && !cs.ignored[sig] {
+		if cs.forwarded(sig) {
 			block.Val[0] |= 1 << (uint(sig) - 1)
 		}
 	}
@@ -470,29 +476,27 @@ func applyCallerSignals(cs callerState) {
 	}
 	for _, sig := range runtimeUnblocked {
 		if block.Val[0]&(1<<(uint(sig)-1)) != 0 {
-			act := kernelSigaction{Handler: uint64(forwardHandler), Flags: saOnstack | saRestart | saRestorer,
-				Restorer: uint64(forwardRestorer), Mask: ^uint64(0)}
-			unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+			_ = forwardToMainThread(sig)
 		}
 	}
 }
 
-// ignorableEarly reports whether the runtime keeps working with sig
-// ignored.
-func ignorableEarly(sig syscall.Signal) bool {
-	switch sig {
-	case unix.SIGKILL, unix.SIGSTOP, unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS,
-		unix.SIGCHLD, unix.SIGURG, unix.SIGPROF, 32, 33:
-		return false
-	}
-	return true
+// forwarded reports whether sig, one of runtimeUnblocked that the caller
+// blocked (ignored or not), is sent on to the main thread
+// (applyCallerSignals), so that nothing else may change its disposition
+// before the exec.
+func (cs callerState) forwarded(sig syscall.Signal) bool {
+	return cs.exact && cs.blocks(sig) && slices.Contains(runtimeUnblocked, sig)
 }
 
-// forwarded reports whether a signal the caller blocked is sent on to the
-// main thread (applyCallerSignals), so that nothing else may change its
-// disposition before the exec.
-func (cs callerState) forwarded(sig syscall.Signal) bool {
-	return cs.exact && cs.blocks(sig) && !cs.ignored[sig]
+// keepsPendingIgnored reports whether sig is one the caller both blocked
+// and ignored, whose ignore is set again only at the exec, with any
+// instance pending then taken out first and queued again after
+// (finishCallerSignals): setting SIG_IGN discards a pending signal, even a
+// blocked one. SIGPIPE is not (the command gets its default, which does
+// not discard), nor SIGKILL and SIGSTOP.
+func (cs callerState) keepsPendingIgnored(sig syscall.Signal) bool {
+	return cs.exact && cs.blocks(sig) && cs.ignored[sig] && sig != unix.SIGPIPE && sig != unix.SIGKILL && sig != unix.SIGSTOP
 }
 
 // loadCallerState must run before the first signal.Notify.
@@ -559,9 +563,11 @@ func runtimeAfterExec()
 //     ignores nor blocks means the command does not run.
 //  5. The caller's dispositions, file limit and standard descriptors.
 //  6. Under the runtime's exec lock (no thread can start): threads started
-//     since step 3 are held too, the signals pending at entry are queued
-//     again, the caller's mask; then execveat of the descriptor (a binary)
-//     or execve of the candidate path (a script).
+//     since step 3 are held too, the ignores of signals the caller also
+//     blocked are set with their pending instances kept, the signals
+//     pending at entry are queued again, the caller's mask; then execveat
+//     of the descriptor (a binary) or execve of the candidate path (a
+//     script).
 func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, cs callerState, watch *signalWatch) error {
 	argvp, err := cStrings(argv)
 	if err != nil {
@@ -584,6 +590,7 @@ func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, 
 	if err != nil {
 		return err
 	}
+	kept := new(keptSignals)
 
 	// 1. Block.
 	if err := blockTermination(cs); err != nil {
@@ -631,7 +638,7 @@ func execCommand(wd workdir, x *executable, argv, env []string, stdin *os.File, 
 	if held {
 		hold.everyThread()
 	}
-	finishCallerSignals(cs)
+	finishCallerSignals(cs, kept, held)
 	var errno syscall.Errno
 	if x.script {
 		_, _, errno = unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
@@ -909,7 +916,8 @@ func pendingSignals() uint64 {
 // the forwarding disposition, which execve resets to the default as it
 // would the caller's handler: a thread started since step 3 may still take
 // it, and must send it on, not die of it. SIGPROF is left to step 6, and
-// the mask too.
+// the mask too, and so is the ignore of a signal the caller also blocked
+// (keepsPendingIgnored), so that one pending now is not discarded.
 func restoreCallerState(cs callerState) error {
 	for _, sig := range terminationSignals {
 		if !cs.ignored[sig] && !cs.forwarded(sig) {
@@ -919,7 +927,7 @@ func restoreCallerState(cs callerState) error {
 		}
 	}
 	for sig := syscall.Signal(1); sig <= 64; sig++ {
-		if cs.ignored[sig] && sig != unix.SIGPIPE && sig != unix.SIGKILL && sig != unix.SIGSTOP && sig != unix.SIGPROF {
+		if cs.ignored[sig] && sig != unix.SIGPIPE && sig != unix.SIGKILL && sig != unix.SIGSTOP && sig != unix.SIGPROF && !cs.keepsPendingIgnored(sig) {
 			// A signal the kernel will not let us ignore stays at the
 			// default; nothing better can be done for it.
 			_ = setDisposition(sig, sigIGN)
@@ -959,31 +967,74 @@ func closeCallerClosedStd(cs callerState, stdin *os.File) {
 }
 
 // finishCallerSignals (step 6, raw system calls under the exec lock):
-// SIGPROF back to the caller's ignore or the default, the signals that were
-// pending at process entry queued again as they came (agentknock_rt0
-// dequeued them so that the runtime would not take them: one sent to the
-// thread, SI_TKILL, to this thread, the others to the process, with the
-// sender's siginfo), and the caller's mask on this thread. They are queued
-// after every ignore is set, because setting SIG_IGN discards a pending
-// signal, and stay pending: the caller blocks them and no thread takes them.
-func finishCallerSignals(cs callerState) {
+// the ignores of the signals the caller both blocked and ignored
+// (keepsPendingIgnored) and SIGPROF back to the caller's ignore or the
+// default, then the caller's mask on this thread. Setting SIG_IGN discards
+// a pending signal, so each instance pending before is taken out first
+// (rt_sigtimedwait without waiting, with its siginfo) and queued again
+// after, as are the signals pending at process entry (agentknock_rt0
+// dequeued them so that the runtime would not take them). Queued again as
+// they came: one sent to the thread (SI_TKILL, which is also how
+// agentknock_forward sends on) to this thread, the others to the process,
+// with the sender's siginfo; when no hold was possible, to this thread
+// too, where no other thread can take them. They stay pending: the caller
+// blocks them, and the kernel discards an ignored signal at sending only
+// when its target does not block it.
+func finishCallerSignals(cs callerState, kept *keptSignals, held bool) {
+	set := uint64(0)
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		if cs.keepsPendingIgnored(sig) {
+			set |= 1 << (uint(sig) - 1)
+		}
+	}
+	n := 0
+	for set != 0 && n < keptSlots {
+		_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&set)), uintptr(unsafe.Pointer(&kept[n])), uintptr(unsafe.Pointer(&zeroTimeout)), 8, 0, 0)
+		if errno != 0 {
+			break // EAGAIN: none left
+		}
+		n++
+	}
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		if set&(1<<(uint(sig)-1)) != 0 && sig != unix.SIGPROF {
+			_ = setDisposition(sig, sigIGN)
+		}
+	}
 	prof := uint64(sigDFL)
 	if cs.ignored[unix.SIGPROF] {
 		prof = sigIGN
 	}
 	_ = setDisposition(unix.SIGPROF, prof)
-	pid := uintptr(unix.Getpid())
+	for i := range n {
+		queueAgain(&kept[i], held)
+	}
 	for i := range min(callerPendingCount, callerPendingSlots) {
-		info := &callerPending[i]
-		sig := uintptr(*(*int32)(unsafe.Pointer(&info[0])))
-		if *(*int32)(unsafe.Pointer(&info[8])) == siTkill {
-			unix.RawSyscall6(unix.SYS_RT_TGSIGQUEUEINFO, pid, pid, sig, uintptr(unsafe.Pointer(info)), 0, 0)
-		} else {
-			unix.RawSyscall(unix.SYS_RT_SIGQUEUEINFO, pid, sig, uintptr(unsafe.Pointer(info)))
-		}
+		queueAgain(&callerPending[i], held)
 	}
 	mask := cs.mask
 	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
+}
+
+// keptSignals holds the siginfo of the blocked and ignored signals pending
+// at the exec (finishCallerSignals), allocated before the hand-off so that
+// step 6 allocates nothing. One instance of each standard signal can be
+// pending on the thread and one on the process; a real-time signal queued
+// more often than the slots left loses the rest.
+type keptSignals [keptSlots][128]byte
+
+const keptSlots = 64
+
+// queueAgain sends the signal described by the kernel's siginfo info to
+// this process again: to this thread when it was sent to a thread or no
+// other thread is held, else to the process.
+func queueAgain(info *[128]byte, held bool) {
+	pid := uintptr(unix.Getpid())
+	sig := uintptr(*(*int32)(unsafe.Pointer(&info[0])))
+	if *(*int32)(unsafe.Pointer(&info[8])) == siTkill || !held {
+		unix.RawSyscall6(unix.SYS_RT_TGSIGQUEUEINFO, pid, pid, sig, uintptr(unsafe.Pointer(info)), 0, 0)
+	} else {
+		unix.RawSyscall(unix.SYS_RT_SIGQUEUEINFO, pid, sig, uintptr(unsafe.Pointer(info)))
+	}
 }
 
 func execError(x *executable, errno syscall.Errno) error {

@@ -621,7 +621,7 @@ func startBlockedProbe(t *testing.T, grep, block string, extraEnv ...string) *bl
 	if err := unix.Mkfifo(p.fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{testBinary, "-s", "x", "--", grep, "-hE", "^(SigPnd|ShdPnd|SigBlk)", p.fifo, "/proc/self/status"}
+	argv := []string{testBinary, "-s", "x", "--", grep, "-hE", "^(SigPnd|ShdPnd|SigBlk|SigIgn)", p.fifo, "/proc/self/status"}
 	p.cmd = exec.Command(os.Args[0])
 	p.cmd.Env = append(append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK="+block,
 		"AGENTKNOCK_TEST_EXEC="+strings.Join(argv, "\x1f"), "AGENTKNOCK_TEST_APPROVAL="+string(p.approval)), extraEnv...)
@@ -639,7 +639,7 @@ func (p *blockedProbe) inLauncher() bool {
 }
 
 // finish lets grep past the FIFO and returns the command's SigPnd, ShdPnd
-// and SigBlk; a launcher that ended instead fails the test.
+// SigBlk and SigIgn; a launcher that ended instead fails the test.
 func (p *blockedProbe) finish(t *testing.T) map[string]uint64 {
 	t.Helper()
 	state, err := p.result()
@@ -676,7 +676,7 @@ func (p *blockedProbe) result() (map[string]uint64, error) {
 			state[name] = n
 		}
 	}
-	if len(state) != 3 {
+	if len(state) != 4 {
 		return nil, fmt.Errorf("no signal state from the command: stdout %q stderr %q", p.stdout.String(), p.stderr.String())
 	}
 	return state, nil
@@ -1568,4 +1568,96 @@ func TestProcessLimitStopsBeforeTheRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A signal the caller both blocks and ignores (a background job of a
+// non-interactive shell ignores SIGINT and SIGQUIT; its caller may also
+// block them) stays pending on Linux after a direct exec: the kernel
+// discards a signal at generation only when its target does not block it
+// (kernel/signal.c, sig_ignored), and execve keeps both the ignore and
+// the pending set. Measured first with a direct exec of grep, blocked on
+// its FIFO, then through agentknock: sent during the approval wait and at
+// two moments of the hand-off of a 256 MiB binary (its last hash). Each
+// must end pending in the command, blocked and still ignored.
+func TestCallerBlockedAndIgnoredSignalsStayPending(t *testing.T) {
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(t.TempDir(), "grep")
+	paddedCopy(t, grep, big, 256<<20)
+	// SIGHUP, SIGINT, SIGQUIT and SIGTERM, which the runtime unblocks on its
+	// threads, and SIGUSR1, which it leaves blocked.
+	const both = "1 2 3 10 15"
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGUSR1} {
+		for _, when := range []string{"direct", "waiting", "0ms", "50ms"} {
+			t.Run(unix.SignalName(sig)+"/"+when, func(t *testing.T) {
+				var p *blockedProbe
+				inLauncher := false
+				if when == "direct" {
+					p = startDirectProbe(t, big, both, "AGENTKNOCK_TEST_IGNORE="+both)
+					p.waitExec(t, big)
+					p.cmd.Process.Signal(sig)
+				} else {
+					p = startBlockedProbe(t, big, both, "AGENTKNOCK_TEST_IGNORE="+both)
+					p.approval.waitRequest(t)
+					if when == "waiting" {
+						p.cmd.Process.Signal(sig)
+						time.Sleep(20 * time.Millisecond)
+						p.approval.approve(t, nil)
+						inLauncher = true
+					} else {
+						p.approval.approve(t, nil)
+						delay, _ := time.ParseDuration(when)
+						time.Sleep(delay)
+						inLauncher = p.inLauncher()
+						p.cmd.Process.Signal(sig)
+					}
+				}
+				state := p.finish(t)
+				bit := sigBit(sig)
+				if (state["SigPnd"]|state["ShdPnd"])&bit == 0 || state["SigBlk"]&bit == 0 || state["SigIgn"]&bit == 0 {
+					t.Fatalf("%v %s: the command's state %v; want it blocked, ignored and pending", sig, when, state)
+				}
+				if when != "direct" && !inLauncher {
+					t.Logf("%v %s reached the command itself, not the hand-off", sig, when)
+				}
+				t.Logf("%v %s: SigPnd %#x ShdPnd %#x", sig, when, state["SigPnd"], state["ShdPnd"])
+			})
+		}
+	}
+}
+
+// startDirectProbe is startBlockedProbe without agentknock: the caller
+// execs grep itself.
+func startDirectProbe(t *testing.T, grep, block string, extraEnv ...string) *blockedProbe {
+	t.Helper()
+	p := &blockedProbe{fifo: filepath.Join(t.TempDir(), "fifo")}
+	if err := unix.Mkfifo(p.fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{grep, "-hE", "^(SigPnd|ShdPnd|SigBlk|SigIgn)", p.fifo, "/proc/self/status"}
+	p.cmd = exec.Command(os.Args[0])
+	p.cmd.Env = append(append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK="+block,
+		"AGENTKNOCK_TEST_EXEC="+strings.Join(argv, "\x1f")), extraEnv...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	return p
+}
+
+// waitExec waits until the probe's process runs exe (the caller, a Go
+// program whose runtime unblocks these signals, has execed it).
+func (p *blockedProbe) waitExec(t *testing.T, exe string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if got, _ := os.Readlink("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/exe"); got == exe {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("the caller never ran %s", exe)
 }

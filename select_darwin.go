@@ -78,7 +78,7 @@ func openForReading(x *executable) (*os.File, error) {
 // (not the captured absolute path the spec names: darwinExecPath says
 // why), from the retained directory with O_EXEC and requires the retained
 // object, then, when a hash was reported, reads it again by that name. It
-// is the last step before execve (replaceProcess), so that nothing between
+// is the last step before execve (darwinReplaceProcess), so that nothing between
 // the check and the call waits on anything.
 func (x *executable) revalidate(wd workdir) error {
 	name := darwinExecPath(x)
