@@ -34,6 +34,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"keeps-env":        checkKeepsEnv,
 	"detaches":         checkDetaches,
 	"git-url":          checkGitURL,
+	"cmake-cache":      checkCMakeCache,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
@@ -165,4 +166,40 @@ func checkGitURL(in checkInput) checkResult {
 		}
 	}
 	return checkResult{}
+}
+
+// checkCMakeCache: `cmake -D NAME[:TYPE]=VALUE` sets a cache variable,
+// and many of CMake's own name a program it runs (CMAKE_<LANG>_COMPILER,
+// CMAKE_<LANG>_COMPILER_LAUNCHER, CMAKE_TOOLCHAIN_FILE, CMAKE_LINKER,
+// CMAKE_PROJECT_INCLUDE; https://cmake.org/cmake/help/latest/manual/cmake-variables.7.html).
+// Allowlist: CMake's own variables only from a list that runs nothing;
+// a project's own variable only with a plain value (a switch, a number or
+// a word without a path), because a path there may name a program.
+func checkCMakeCache(in checkInput) checkResult {
+	for _, w := range in.Words {
+		name, value, ok := strings.Cut(w, "=")
+		if !ok {
+			return checkResult{NotUnderstood: "-D " + Literal(w) + " is not NAME=VALUE"}
+		}
+		name, _, _ = strings.Cut(name, ":")
+		if strings.HasPrefix(name, "CMAKE_") {
+			if !cmakeInertVariables[name] {
+				return checkResult{NotUnderstood: "the cache variable " + Literal(name) + " is not one the device knows to run nothing (CMake's variables can name a compiler, launcher, linker or script)"}
+			}
+			continue
+		}
+		if strings.ContainsAny(value, "/\\$`;|&") {
+			return checkResult{NotUnderstood: "the cache variable " + Literal(name) + " is given a path or shell text (" + Literal(value) + "), which may name a program the project runs"}
+		}
+	}
+	return checkResult{}
+}
+
+// cmakeInertVariables are CMake variables that select a build, not a program.
+var cmakeInertVariables = map[string]bool{
+	"CMAKE_BUILD_TYPE": true, "CMAKE_INSTALL_PREFIX": true, "CMAKE_EXPORT_COMPILE_COMMANDS": true,
+	"CMAKE_C_STANDARD": true, "CMAKE_CXX_STANDARD": true, "CMAKE_CXX_STANDARD_REQUIRED": true, "CMAKE_CXX_EXTENSIONS": true,
+	"CMAKE_POSITION_INDEPENDENT_CODE": true, "CMAKE_VERBOSE_MAKEFILE": true, "CMAKE_COLOR_DIAGNOSTICS": true,
+	"CMAKE_INTERPROCEDURAL_OPTIMIZATION": true, "CMAKE_UNITY_BUILD": true, "CMAKE_FIND_DEBUG_MODE": true,
+	"CMAKE_MESSAGE_LOG_LEVEL": true, "CMAKE_SKIP_RPATH": true, "CMAKE_BUILD_PARALLEL_LEVEL": true,
 }
