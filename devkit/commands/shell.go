@@ -443,14 +443,18 @@ func Literal(s string) string {
 		if r == utf8.RuneError && size == 1 {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		} else {
-			writeRune(&b, r)
+			EscapeRune(&b, r)
 		}
 		i += size
 	}
 	return b.String()
 }
 
-func writeRune(b *strings.Builder, r rune) {
+// EscapeRune writes r as the device displays it: newline, CR and tab as
+// \n, \r, \t, other control characters as \xNN, and invisible or format
+// code points (U+202E, which would reorder what follows) as \u{N}. The
+// device's console escaping uses the same rule.
+func EscapeRune(b *strings.Builder, r rune) {
 	switch {
 	case r == '\n':
 		b.WriteString(`\n`)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	commandmodel "agentknock.dev/agentknock/devkit/commands"
 )
 
 // clean renders one line of untrusted text. Backslashes are doubled so that
@@ -23,30 +25,11 @@ func clean(s string) string {
 		case r == '\\':
 			b.WriteString(`\\`)
 		default:
-			writeRune(&b, r)
+			commandmodel.EscapeRune(&b, r)
 		}
 		i += size
 	}
 	return b.String()
-}
-
-func writeRune(b *strings.Builder, r rune) {
-	switch {
-	case r == '\n':
-		b.WriteString(`\n`)
-	case r == '\r':
-		b.WriteString(`\r`)
-	case r == '\t':
-		b.WriteString(`\t`)
-	case r < 0x80 && !unicode.IsPrint(r):
-		fmt.Fprintf(b, `\x%02x`, r)
-	case !unicode.IsPrint(r):
-		// Format characters such as U+202E (right-to-left override) and
-		// other invisible code points would reorder or hide what follows.
-		fmt.Fprintf(b, `\u{%x}`, r)
-	default:
-		b.WriteRune(r)
-	}
 }
 
 // cleanBlock renders multi-line untrusted text (a script, a commit message)
@@ -110,7 +93,7 @@ func shellQuote(w string) string {
 				fmt.Fprintf(&b, `\U%08x`, r)
 			}
 		default:
-			writeRune(&b, r)
+			commandmodel.EscapeRune(&b, r)
 		}
 		i += size
 	}
