@@ -764,32 +764,21 @@ func literalPrefix(w *syntax.Word) string {
 
 // unescapeLit removes the backslashes of an unquoted literal (\x is x,
 // backslash-newline disappears).
-func unescapeLit(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-			if s[i] == '\n' {
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func unescapeLit(s string) string { return unescape(s, "") }
 
 // unescapeDq removes the backslashes double quotes remove (before $ ` " \
 // and newline).
-func unescapeDq(s string) string {
+func unescapeDq(s string) string { return unescape(s, "$`\"\\\n") }
+
+// unescape removes each backslash before a byte of only (before any byte
+// when only is empty); a backslash-newline disappears whole.
+func unescape(s, only string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+		if s[i] == '\\' && i+1 < len(s) && (only == "" || strings.IndexByte(only, s[i+1]) >= 0) {
 			i++
 			if s[i] == '\n' {
 				continue
