@@ -1066,25 +1066,26 @@ func completionMain(args []string) int {
 	return 0
 }
 
+// completionWordList writes shell function name, which echoes the words
+// that list picks from command path $1; a path with none has no case.
+func completionWordList(b *strings.Builder, comment, name string, list func(completionCommand) []string) {
+	fmt.Fprintln(b, comment)
+	fmt.Fprintf(b, "%s() {\n  case $1 in\n", name)
+	for _, c := range completionCommands {
+		if words := list(c); len(words) > 0 {
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(words, " "))
+		}
+	}
+	fmt.Fprintln(b, "  esac\n}")
+}
+
 // completionTables writes the table as the POSIX shell functions that the
 // bash and zsh scripts share: each prints what its arguments select.
 func completionTables(b *strings.Builder) {
-	fmt.Fprintln(b, "# Words that lead from command path $1 to the next one.")
-	fmt.Fprintln(b, "_agentknock_subcommands() {\n  case $1 in")
-	for _, c := range completionCommands {
-		if len(c.subcommands) > 0 {
-			fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(c.subcommands, " "))
-		}
-	}
-	fmt.Fprintln(b, "  esac\n}")
-	fmt.Fprintln(b, "# Fixed operand words of command path $1.")
-	fmt.Fprintln(b, "_agentknock_words() {\n  case $1 in")
-	for _, c := range completionCommands {
-		if len(c.words) > 0 {
-			fmt.Fprintf(b, "    %s) echo %s ;;\n", shellQuote(c.path), strings.Join(c.words, " "))
-		}
-	}
-	fmt.Fprintln(b, "  esac\n}")
+	completionWordList(b, "# Words that lead from command path $1 to the next one.", "_agentknock_subcommands",
+		func(c completionCommand) []string { return c.subcommands })
+	completionWordList(b, "# Fixed operand words of command path $1.", "_agentknock_words",
+		func(c completionCommand) []string { return c.words })
 	fmt.Fprintln(b, "# Options of command path $1.")
 	fmt.Fprintln(b, "_agentknock_options() {\n  case $1 in")
 	for _, c := range completionCommands {
