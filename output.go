@@ -355,83 +355,88 @@ func classOf(err error, fallback failureClass) (failureClass, string) {
 
 // pairAgain is the way back for a home whose pairing the device no longer
 // takes.
-var pairAgain = []string{
-	"Suggested action: Pair this client again. Get a pairing address from the device, then run:",
+var pairAgain = suggest("Pair this client again. Get a pairing address from the device, then run:",
 	"agentknock pairing remove --force",
-	"agentknock pairing start <PAIRING_ADDRESS>",
-}
+	"agentknock pairing start <PAIRING_ADDRESS>")
 
 // suggestedActions is the next step for each class; rerun names what to
 // run again ("the command", "this command").
 func suggestedActions(class failureClass, fix, rerun string) []string {
 	switch class {
 	case failNotPaired:
-		return []string{"Suggested action: Get a pairing address from the device, then run:", "agentknock pairing start <PAIRING_ADDRESS>"}
+		return suggest("Get a pairing address from the device, then run:", "agentknock pairing start <PAIRING_ADDRESS>")
 	case failPairingPending:
-		return []string{"Suggested action: Compare the verification code and approve the pairing on the device, then run:", "agentknock pairing finish"}
+		return suggest("Compare the verification code and approve the pairing on the device, then run:", "agentknock pairing finish")
 	case failPairingFileMode:
-		return []string{"Suggested action: Make the pairing file private, then run " + rerun + " again:", fix}
+		return suggest("Make the pairing file private, then run "+rerun+" again:", fix)
 	case failPairingInvalid, failKeyRefused, failClientInactive:
 		return pairAgain
 	case failHomeUnsafe:
 		if fix != "" {
-			return []string{"Suggested action: Make the Agentknock home private, then run " + rerun + " again:", fix}
+			return suggest("Make the Agentknock home private, then run "+rerun+" again:", fix)
 		}
-		return []string{"Suggested action: Use a directory of your own with --agentknock-home DIR, then run " + rerun + " again."}
+		return suggest("Use a directory of your own with --agentknock-home DIR, then run " + rerun + " again.")
 	case failHomeNotSet:
-		return []string{"Suggested action: Set HOME to your home directory, or use --agentknock-home DIR, then run " + rerun + " again."}
+		return suggest("Set HOME to your home directory, or use --agentknock-home DIR, then run " + rerun + " again.")
 	case failStateLocked:
-		return []string{"Suggested action: Let the other agentknock command finish (or end the stuck one), then run " + rerun + " again."}
+		return suggest("Let the other agentknock command finish (or end the stuck one), then run " + rerun + " again.")
 	case failDeniedByPerson:
-		return []string{"Suggested action: Don't repeat the request unchanged. Ask the person at the device, and run " + rerun + " again only if they will approve it."}
+		return suggest("Don't repeat the request unchanged. Ask the person at the device, and run " + rerun + " again only if they will approve it.")
 	case failDeniedByPolicy:
-		return []string{"Suggested action: The device's policy refuses these secrets for this request. Ask the device's owner to change it, then run " + rerun + " again."}
+		return suggest("The device's policy refuses these secrets for this request. Ask the device's owner to change it, then run " + rerun + " again.")
 	case failInvalidRequest:
-		return []string{"Suggested action: Check the secret names and variables against the device's list, which this prints:", "agentknock secret list"}
+		return suggest("Check the secret names and variables against the device's list, which this prints:", "agentknock secret list")
 	case failDenied:
-		return []string{"Suggested action: Read the device's reason above, and run " + rerun + " again only once it no longer applies."}
+		return suggest("Read the device's reason above, and run " + rerun + " again only once it no longer applies.")
 	case failDeviceError:
-		return []string{"Suggested action: Read the device's error above and resolve it on the device, then run " + rerun + " again."}
+		return suggest("Read the device's error above and resolve it on the device, then run " + rerun + " again.")
 	case failResponseInvalid:
-		return []string{"Suggested action: Run " + rerun + " again. If it fails the same way, check the device software and the relay."}
+		return suggest("Run " + rerun + " again. If it fails the same way, check the device software and the relay.")
 	case failProtocolVersion:
-		return []string{"Suggested action: Use Agentknock and device software that support the same protocol version."}
+		return suggest("Use Agentknock and device software that support the same protocol version.")
 	case failUnauthenticated:
-		return []string{"Suggested action: Run " + rerun + " again. If the report repeats, check the device; this client changed nothing because of it."}
+		return suggest("Run " + rerun + " again. If the report repeats, check the device; this client changed nothing because of it.")
 	case failRelayUnavailable:
-		return []string{"Suggested action: Check the network connection, the relay (AGENTKNOCK_RELAY_URL or the pairing's relay) and any proxy, then run " + rerun + " again."}
+		return suggest("Check the network connection, the relay (AGENTKNOCK_RELAY_URL or the pairing's relay) and any proxy, then run " + rerun + " again.")
 	case failRelayRefused:
-		return []string{"Suggested action: Check the relay's message above and the pairing, which this shows:", "agentknock pairing status --verbose"}
+		return suggest("Check the relay's message above and the pairing, which this shows:", "agentknock pairing status --verbose")
 	case failRelayAddress:
-		return []string{"Suggested action: Set AGENTKNOCK_RELAY_URL to wss://HOST (ws:// only for a loopback address), or unset it, then run " + rerun + " again."}
+		return suggest("Set AGENTKNOCK_RELAY_URL to wss://HOST (ws:// only for a loopback address), or unset it, then run " + rerun + " again.")
 	case failRelayBusy:
-		return []string{"Suggested action: Wait for this client's other requests to the device to finish (the relay limits how many one client has open), then run " + rerun + " again."}
+		return suggest("Wait for this client's other requests to the device to finish (the relay limits how many one client has open), then run " + rerun + " again.")
 	case failRequestTooLarge:
-		return []string{"Suggested action: Running it again sends the same bytes: make the request smaller (shorter arguments or --reason, a smaller script or signing payload), then run " + rerun + " again."}
+		return suggest("Running it again sends the same bytes: make the request smaller (shorter arguments or --reason, a smaller script or signing payload), then run " + rerun + " again.")
 	case failExpired:
-		return []string{"Suggested action: Run " + rerun + " again, and answer the request on the device while Agentknock waits."}
+		return suggest("Run " + rerun + " again, and answer the request on the device while Agentknock waits.")
 	case failInterrupted:
-		return []string{"Suggested action: Run " + rerun + " again if it should still run."}
+		return suggest("Run " + rerun + " again if it should still run.")
 	case failCommandNotFound:
-		return []string{"Suggested action: Check the command name, or add its directory to PATH, then run the command again."}
+		return suggest("Check the command name, or add its directory to PATH, then run the command again.")
 	case failCommandNotExecutable:
-		return []string{"Suggested action: Check the command's execute permission (chmod +x PATH), then run the command again."}
+		return suggest("Check the command's execute permission (chmod +x PATH), then run the command again.")
 	case failCommandFormat:
-		return []string{"Suggested action: Start the file with a #! line naming its interpreter (for example #!/bin/sh), or run it through its interpreter (sh FILE), then run the command again."}
+		return suggest("Start the file with a #! line naming its interpreter (for example #!/bin/sh), or run it through its interpreter (sh FILE), then run the command again.")
 	case failCommandChanged:
-		return []string{"Suggested action: Check why the file changed, then run the command again so that the device sees the file as it is now."}
+		return suggest("Check why the file changed, then run the command again so that the device sees the file as it is now.")
 	case failWorkdir:
-		return []string{"Suggested action: Change to an existing directory, then run the command again."}
+		return suggest("Change to an existing directory, then run the command again.")
 	case failHostUnsupported:
-		return []string{"Suggested action: Run the command on a host that provides what the message above names (README, \"Platform requirements\")."}
+		return suggest("Run the command on a host that provides what the message above names (README, \"Platform requirements\").")
 	case failProcessLimit:
-		return []string{"Suggested action: Raise the process limit in the shell that runs agentknock, then run the command again:", fix}
+		return suggest("Raise the process limit in the shell that runs agentknock, then run the command again:", fix)
 	case failServiceStart:
-		return []string{"Suggested action: Check that the temporary directory (TMPDIR, else /tmp) is writable and has room, then run the command again."}
+		return suggest("Check that the temporary directory (TMPDIR, else /tmp) is writable and has room, then run the command again.")
 	case failExecFailed:
-		return []string{"Suggested action: Check that the command and its interpreter still exist and are executable, then run the command again."}
+		return suggest("Check that the command and its interpreter still exist and are executable, then run the command again.")
 	}
-	return []string{"Suggested action: Run " + rerun + " again with --verbose to see each stage."}
+	return suggest("Run " + rerun + " again with --verbose to see each stage.")
+}
+
+// suggest is a suggested action: its first line carries the label the
+// report gives every next step; more lines are shown as they are (a
+// command to run).
+func suggest(first string, more ...string) []string {
+	return append([]string{"Suggested action: " + first}, more...)
 }
 
 // sentence makes an error text a line of its own, with a final period.
