@@ -1044,6 +1044,21 @@ func decodeDeviceResponse(plaintext []byte) (jsonObject, *deviceError, error) {
 	return nil, &deviceError{Code: code, Message: message}, nil
 }
 
+// decodeResultResponse is decodeDeviceResponse for the methods whose
+// answer names its "result": that member is read unless the device
+// answered with the error form.
+func decodeResultResponse(plaintext []byte) (jsonObject, string, *deviceError, error) {
+	obj, devErr, err := decodeDeviceResponse(plaintext)
+	if err != nil || devErr != nil {
+		return nil, "", devErr, err
+	}
+	result, err := obj.requiredString("result")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return obj, result, nil, nil
+}
+
 // decodeDenial reads a DENIED response. The reason set is closed in v1, so
 // an unknown reason is an invalid response rather than a guess.
 func decodeDenial(obj jsonObject) (deviceDenial, error) {
@@ -1122,16 +1137,12 @@ func checkInvocationResponse(requested map[string]secretDelivery, plaintext []by
 	if err := validateSecretDeliveries(requested); err != nil {
 		return nil, fmt.Errorf("checking a response to an invalid request: %w", err)
 	}
-	obj, devErr, err := decodeDeviceResponse(plaintext)
+	obj, result, devErr, err := decodeResultResponse(plaintext)
 	if err != nil {
 		return nil, err
 	}
 	if devErr != nil {
 		return &invocationResponse{Outcome: outcomeDeviceError, Error: *devErr}, nil
-	}
-	result, err := obj.requiredString("result")
-	if err != nil {
-		return nil, err
 	}
 	switch result {
 	case resultDenied:
@@ -1329,16 +1340,12 @@ type resultResponse struct {
 }
 
 func checkResultResponse(plaintext []byte, approved, rejected string, rejectionMessage bool) (*resultResponse, error) {
-	obj, devErr, err := decodeDeviceResponse(plaintext)
+	obj, result, devErr, err := decodeResultResponse(plaintext)
 	if err != nil {
 		return nil, err
 	}
 	if devErr != nil {
 		return &resultResponse{Outcome: outcomeDeviceError, Error: *devErr}, nil
-	}
-	result, err := obj.requiredString("result")
-	if err != nil {
-		return nil, err
 	}
 	switch result {
 	case approved:
@@ -1420,16 +1427,12 @@ type signatureResponse struct {
 // decodeSignatureResponse handles the forms both signing methods share and
 // returns the "signature" member of an approval.
 func decodeSignatureResponse(plaintext []byte) (*signatureResponse, string, error) {
-	obj, devErr, err := decodeDeviceResponse(plaintext)
+	obj, result, devErr, err := decodeResultResponse(plaintext)
 	if err != nil {
 		return nil, "", err
 	}
 	if devErr != nil {
 		return &signatureResponse{Outcome: outcomeDeviceError, Error: *devErr}, "", nil
-	}
-	result, err := obj.requiredString("result")
-	if err != nil {
-		return nil, "", err
 	}
 	switch result {
 	case resultDenied:
