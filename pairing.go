@@ -45,15 +45,8 @@ Examples:
 `
 
 func pairingMain(args []string, g globalOptions, cs callerState) int {
-	// Alone, `agentknock pairing` is a usage error: its help goes to
-	// standard error with exit status 2, as the reference writes it.
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, pairingUsage)
-		return 2
-	}
-	if isHelp(args[0]) {
-		fmt.Print(pairingUsage)
-		return 0
+	if code, answered := groupHelp(args, pairingUsage); answered {
+		return code
 	}
 	sub := args[0]
 	fs := flag.NewFlagSet("pairing "+sub, flag.ContinueOnError)
@@ -502,6 +495,22 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // isHelp: -h and --help ask for help; there is no help subcommand (the
 // reference's `agentknock pairing help` is an unknown command, exit 2).
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+
+// groupHelp answers a command group (`agentknock pairing`, `agentknock
+// secret`) given no subcommand or a help option. Alone, a group is a usage
+// error: its help goes to standard error with exit status 2, as the
+// reference writes it. answered is false when args name a subcommand.
+func groupHelp(args []string, usage string) (code int, answered bool) {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return 2, true
+	}
+	if isHelp(args[0]) {
+		fmt.Print(usage)
+		return 0, true
+	}
+	return 0, false
+}
 
 func reportUsageFor(command string, err error) int {
 	fmt.Fprintf(os.Stderr, "error: %v\n\nFor more information, try 'agentknock %s --help'.\n", err, command)

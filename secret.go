@@ -199,13 +199,8 @@ Examples:
 
 // secretMain dispatches `agentknock secret ...`; args follow "secret".
 func secretMain(args []string, g globalOptions, cs callerState) int {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, secretUsageText)
-		return 2
-	}
-	if isHelp(args[0]) {
-		fmt.Print(secretUsageText)
-		return 0
+	if code, answered := groupHelp(args, secretUsageText); answered {
+		return code
 	}
 	switch args[0] {
 	case "list":
