@@ -315,7 +315,7 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
 		w.reason(SeverityRunsUnseen, line, false, "runs %s, a program outside the working directory that no table describes", w.display(raw))
 		return out
 	}
-	w.runsLine(line, "%s is a program of the project, run by its path: the device does not see what it does", w.display(raw))
+	w.runsLine(line, "runs the project's code: %s (a program of the project, run by its path: the device does not see what it does)", w.display(raw))
 	return out
 }
 
@@ -363,7 +363,7 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 		}
 	}
 	s, note, stdin := shellArgs(sh, vals)
-	defer w.shellStartup(sh, vals) // listed after what the shell runs
+	defer w.shellStartup(sh, vals, c.line) // listed after what the shell runs
 	if s != nil {
 		k := i + 1 + len(s.Options)
 		for k < end && !(c.ws[k].fixed && c.ws[k].val == s.Text) {
@@ -447,7 +447,7 @@ func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 
 // shellStartup names the files a shell reads before its script, as the
 // inherited environment and the options pick them.
-func (w *walker) shellStartup(sh string, opts []string) {
+func (w *walker) shellStartup(sh string, opts []string, line int) {
 	interactive, login := false, false
 options:
 	for i, o := range opts {
@@ -472,6 +472,7 @@ options:
 			break options
 		}
 	}
+	w.startupWritten(sh, interactive, login, line)
 	switch sh {
 	case "bash":
 		if !interactive {
@@ -698,6 +699,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	for _, f := range m.eff.writesFiles {
 		w.recordChange(f, line)
 	}
+	w.intoDirectory(m, net, line)
 	if m.eff.loads {
 		w.mark(SeverityRunsUnseen, line, false, "%s loads a library or plugin: %s", name, c.text)
 	}
@@ -726,6 +728,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 	}
+	w.gitRemoteSet(m)
+	hosts = append(hosts, w.gitRemoteHosts(m, line)...)
 	if net {
 		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
 		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, i, end), out)
@@ -969,6 +973,8 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		}
 		if how, l := w.wroteAt(file); how != "" {
 			w.reason(SeverityRunsUnseen, line, true, "%s runs the commands of %s, a file the script %s at line %d (write, then run)", name, w.display(file), how, l)
+		} else if w.projectActivate(file) {
+			w.runsLine(line, "%s runs the project's code: %s (a virtual environment's activate script)", name, w.display(file))
 		} else {
 			w.reason(SeverityRunsUnseen, line, false, "%s runs the commands of the file %s in this shell, which the device does not see", name, w.display(file))
 		}

@@ -57,8 +57,10 @@ type walker struct {
 	inFunc    map[string]bool
 	written   map[string]int    // resolved path -> line the script wrote it
 	how       map[string]string // resolved path -> how: "wrote", "downloaded", "changed", "built"
+	remotes   map[string]string // git remote name -> the URL the script set (gitremote.go)
 	downloads map[string]int    // files a download saved, by resolved path
 	extracted int               // the line an archive from a download was unpacked
+	into      intoDirs          // directories the script wrote files into (extract.go)
 	tainted   map[string]bool   // resolved paths holding secret data
 	programs  []progRef         // every program run: they inherit the environment
 	progSeen  map[string]bool
@@ -93,7 +95,7 @@ type netUse struct {
 func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
-		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
+		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
 		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
@@ -1390,7 +1392,7 @@ func (w *walker) wroteAt(p string) (how string, line int) {
 	r := w.resolve(p)
 	l, ok := w.written[r]
 	if !ok {
-		return "", 0
+		return w.wroteInto(r)
 	}
 	return w.how[r], l
 }
