@@ -27,9 +27,20 @@ func (w *walker) intoDirectory(m *match, net bool, line int) {
 	case m.eff.runs || len(m.eff.readsCode) > 0:
 		how = "built"
 	}
+	named := false
+	defer func() {
+		if copies && m.eff.writes && !named {
+			// Files written where the device cannot name them (tar -x in
+			// the current directory): no script text stays known.
+			clear(w.scripts)
+		}
+	}()
 	for _, v := range m.values {
 		if !v.w.fixed {
 			continue
+		}
+		if v.k.name == "dir" || v.k.name == "out" {
+			named = true
 		}
 		switch {
 		case v.k.name == "dir" && (v.eff.writes || copies && m.eff.writes && !net):
@@ -38,7 +49,13 @@ func (w *walker) intoDirectory(m *match, net bool, line int) {
 		default:
 			continue
 		}
-		if r := w.resolve(v.w.val); w.into[r].line == 0 {
+		r := w.resolve(v.w.val)
+		for f := range w.scripts {
+			if strings.HasPrefix(f, strings.TrimSuffix(r, "/")+"/") {
+				delete(w.scripts, f) // written over, perhaps
+			}
+		}
+		if w.into[r].line == 0 {
 			w.into[r] = intoDir{line, how}
 		}
 	}

@@ -300,6 +300,9 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
 	line := c.line
 	w.program(raw, line, c.in.stdin)
 	w.command(line, c.depth, c.text, "", "", ClassOther)
+	if w.followWritten(raw, "", c) {
+		return out
+	}
 	if how, l := w.wroteAt(raw); how == "built" {
 		w.runsLine(line, "%s, built at line %d from the project's code, runs: the device does not see what it does", w.display(raw), l)
 		return out
@@ -382,6 +385,9 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 	}
 	for _, v := range vals {
 		if !strings.HasPrefix(v, "-") {
+			if w.followWritten(v, sh, c) {
+				return
+			}
 			if how, l := w.wroteAt(v); how != "" {
 				w.reason(SeverityRunsUnseen, c.line, true, "%s runs the script file %s, which the script %s at line %d (write, then run)", name, w.display(v), how, l)
 				return
@@ -532,6 +538,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		w.reason(SeverityRunsUnseen, line, false, "%s", m.problem)
 	}
 	w.command(line, c.depth, c.text, p.names[0], form, class)
+	if modeOnly[p.names[0]] {
+		defer w.keepScripts()()
+	}
 	net := m.eff.net
 	if len(c.named) > 0 && !net {
 		w.mark(SeverityExposes, line, true, "uses secret %s: %s", strings.Join(uniq(c.named), ", "), c.text)
@@ -971,7 +980,8 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		if len(ops) > 0 {
 			file = ops[0]
 		}
-		if how, l := w.wroteAt(file); how != "" {
+		if w.followWritten(file, w.currentShell(), c) {
+		} else if how, l := w.wroteAt(file); how != "" {
 			w.reason(SeverityRunsUnseen, line, true, "%s runs the commands of %s, a file the script %s at line %d (write, then run)", name, w.display(file), how, l)
 		} else if w.projectActivate(file) {
 			w.runsLine(line, "%s runs the project's code: %s (a virtual environment's activate script)", name, w.display(file))
