@@ -27,7 +27,12 @@ func (w *walker) intoDirectory(m *match, net bool, line int) {
 	case m.eff.runs || len(m.eff.readsCode) > 0:
 		how = "built"
 	}
-	named := false
+	named, lastURL := false, -1
+	for _, v := range m.values {
+		if v.k.name == "url" && v.opt == "" {
+			lastURL = v.idx
+		}
+	}
 	defer func() {
 		if copies && m.eff.writes && !named {
 			// Files written where the device cannot name them (tar -x in
@@ -46,6 +51,10 @@ func (w *walker) intoDirectory(m *match, net bool, line int) {
 		case v.k.name == "dir" && (v.eff.writes || copies && m.eff.writes && !net):
 			w.checkWritePath("writes", v.w.val, true, v.w.shown, line)
 		case v.k.name == "out" && copies:
+		case v.k.name == "url" && copies && net && m.eff.writes && v.idx == lastURL && !strings.Contains(v.w.val, ":"):
+			// A copier's destination (rsync, scp) that is a local path:
+			// where it writes what it fetched.
+			w.checkWritePath("writes", v.w.val, true, v.w.shown, line)
 		default:
 			continue
 		}
