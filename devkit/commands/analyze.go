@@ -81,7 +81,7 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 		w.unit(text, 0, 0, flow{stdin: true})
 		// What the shell reads before the script, listed after what the
 		// script runs.
-		w.shellStartup(s.Shell, s.Options)
+		w.shellStartup(s.Shell, s.Options, 0)
 	case src.note != "":
 		w = newWalker(z, z.cat, a, 0, r.Dir, r.Secrets, deadline, 0, 0)
 		if shell != "" {

@@ -300,6 +300,9 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
 	line := c.line
 	w.program(raw, line, c.in.stdin)
 	w.command(line, c.depth, c.text, "", "", ClassOther)
+	if w.followWritten(raw, "", c) {
+		return out
+	}
 	if how, l := w.wroteAt(raw); how == "built" {
 		w.runsLine(line, "%s, built at line %d from the project's code, runs: the device does not see what it does", w.display(raw), l)
 		return out
@@ -315,7 +318,7 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
 		w.reason(SeverityRunsUnseen, line, false, "runs %s, a program outside the working directory that no table describes", w.display(raw))
 		return out
 	}
-	w.runsLine(line, "%s is a program of the project, run by its path: the device does not see what it does", w.display(raw))
+	w.runsLine(line, "runs the project's code: %s (a program of the project, run by its path: the device does not see what it does)", w.display(raw))
 	return out
 }
 
@@ -363,7 +366,7 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 		}
 	}
 	s, note, stdin := shellArgs(sh, vals)
-	defer w.shellStartup(sh, vals) // listed after what the shell runs
+	defer w.shellStartup(sh, vals, c.line) // listed after what the shell runs
 	if s != nil {
 		k := i + 1 + len(s.Options)
 		for k < end && !(c.ws[k].fixed && c.ws[k].val == s.Text) {
@@ -382,6 +385,9 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 	}
 	for _, v := range vals {
 		if !strings.HasPrefix(v, "-") {
+			if w.followWritten(v, sh, c) {
+				return
+			}
 			if how, l := w.wroteAt(v); how != "" {
 				w.reason(SeverityRunsUnseen, c.line, true, "%s runs the script file %s, which the script %s at line %d (write, then run)", name, w.display(v), how, l)
 				return
@@ -447,7 +453,7 @@ func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 
 // shellStartup names the files a shell reads before its script, as the
 // inherited environment and the options pick them.
-func (w *walker) shellStartup(sh string, opts []string) {
+func (w *walker) shellStartup(sh string, opts []string, line int) {
 	interactive, login := false, false
 options:
 	for i, o := range opts {
@@ -472,6 +478,7 @@ options:
 			break options
 		}
 	}
+	w.startupWritten(sh, interactive, login, line)
 	switch sh {
 	case "bash":
 		if !interactive {
@@ -531,6 +538,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		w.reason(SeverityRunsUnseen, line, false, "%s", m.problem)
 	}
 	w.command(line, c.depth, c.text, p.names[0], form, class)
+	if modeOnly[p.names[0]] {
+		defer w.keepScripts()()
+	}
 	net := m.eff.net
 	if len(c.named) > 0 && !net {
 		w.mark(SeverityExposes, line, true, "uses secret %s: %s", strings.Join(uniq(c.named), ", "), c.text)
@@ -698,6 +708,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	for _, f := range m.eff.writesFiles {
 		w.recordChange(f, line)
 	}
+	w.intoDirectory(m, net, line)
 	if m.eff.loads {
 		w.mark(SeverityRunsUnseen, line, false, "%s loads a library or plugin: %s", name, c.text)
 	}
@@ -726,6 +737,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 	}
+	w.gitRemoteSet(m)
+	hosts = append(hosts, w.gitRemoteHosts(m, line)...)
 	if net {
 		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
 		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, i, end), out)
@@ -967,8 +980,11 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		if len(ops) > 0 {
 			file = ops[0]
 		}
-		if how, l := w.wroteAt(file); how != "" {
+		if w.followWritten(file, w.currentShell(), c) {
+		} else if how, l := w.wroteAt(file); how != "" {
 			w.reason(SeverityRunsUnseen, line, true, "%s runs the commands of %s, a file the script %s at line %d (write, then run)", name, w.display(file), how, l)
+		} else if w.projectActivate(file) {
+			w.runsLine(line, "%s runs the project's code: %s (a virtual environment's activate script)", name, w.display(file))
 		} else {
 			w.reason(SeverityRunsUnseen, line, false, "%s runs the commands of the file %s in this shell, which the device does not see", name, w.display(file))
 		}

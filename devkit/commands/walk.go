@@ -57,8 +57,11 @@ type walker struct {
 	inFunc    map[string]bool
 	written   map[string]int    // resolved path -> line the script wrote it
 	how       map[string]string // resolved path -> how: "wrote", "downloaded", "changed", "built"
+	scripts   scriptTexts       // files written whole from a fixed here-document (written_script.go)
+	remotes   map[string]string // git remote name -> the URL the script set (gitremote.go)
 	downloads map[string]int    // files a download saved, by resolved path
 	extracted int               // the line an archive from a download was unpacked
+	into      intoDirs          // directories the script wrote files into (extract.go)
 	tainted   map[string]bool   // resolved paths holding secret data
 	programs  []progRef         // every program run: they inherit the environment
 	progSeen  map[string]bool
@@ -93,7 +96,7 @@ type netUse struct {
 func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
-		written: map[string]int{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
+		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
 		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
@@ -334,6 +337,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		}
 	}
 	rin, rnotes, heredocs, outs := w.redirects(s, line, &in)
+	w.rememberScript(s, in, line)
 	notes = append(notes, rnotes...)
 	tail := ""
 	if len(notes) > 0 {
@@ -1340,6 +1344,7 @@ func (w *walker) checkWrite(verb string, wd *syntax.Word, line int) {
 
 func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line int) {
 	if !fixed {
+		clear(w.scripts) // it may be one of them
 		if w.wd != "" {
 			w.mark(SeverityWrites, line, false, "%s a path decided at run time, possibly outside the working directory: %s", verb, shown)
 		}
@@ -1379,6 +1384,9 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 // recordWrite remembers a file the script writes, the first time, and how.
 func (w *walker) recordWrite(p string, line int, how string) {
 	r := w.resolve(p)
+	if ws, ok := w.scripts[r]; ok && ws.line != line {
+		delete(w.scripts, r) // written again: its text is no longer known
+	}
 	if _, ok := w.written[r]; !ok {
 		w.written[r] = line
 		w.how[r] = how
@@ -1390,7 +1398,7 @@ func (w *walker) wroteAt(p string) (how string, line int) {
 	r := w.resolve(p)
 	l, ok := w.written[r]
 	if !ok {
-		return "", 0
+		return w.wroteInto(r)
 	}
 	return w.how[r], l
 }

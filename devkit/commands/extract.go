@@ -1,0 +1,92 @@
+// Write, then run, through a directory: an archiver told where to unpack
+// (tar -C, cpio -D) or a program given a directory to write into writes
+// files the device cannot name one by one, so the directory is what the
+// script wrote, and a later command run from under it is a file the
+// script wrote (the same rule as a file written by name).
+package commands
+
+import (
+	"slices"
+	"strings"
+)
+
+// intoDirectory records the directories a command writes files into: a
+// directory value on a line that writes (cmake -B), the directory an
+// unpacking command (it writes, reads an archive, runs nothing) is told
+// to work in (tar -C, cpio -D), and the destination of a command that
+// copies files it reads (cp, rsync, install, unzip -d), which may be a
+// directory. A directory outside the working directory is marked.
+// mkdir is not among them: it reads no file, so its directory is empty.
+func (w *walker) intoDirectory(m *match, net bool, line int) {
+	readsFile := slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "file" })
+	copies := (readsFile || net) && !m.eff.runs && !m.eff.meta && !m.eff.deletes
+	how := "wrote"
+	switch {
+	case net:
+		how = "downloaded"
+	case m.eff.runs || len(m.eff.readsCode) > 0:
+		how = "built"
+	}
+	named, lastURL := false, -1
+	for _, v := range m.values {
+		if v.k.name == "url" && v.opt == "" {
+			lastURL = v.idx
+		}
+	}
+	defer func() {
+		if copies && m.eff.writes && !named {
+			// Files written where the device cannot name them (tar -x in
+			// the current directory): no script text stays known.
+			clear(w.scripts)
+		}
+	}()
+	for _, v := range m.values {
+		if !v.w.fixed {
+			continue
+		}
+		if v.k.name == "dir" || v.k.name == "out" {
+			named = true
+		}
+		switch {
+		case v.k.name == "dir" && (v.eff.writes || copies && m.eff.writes && !net):
+			w.checkWritePath("writes", v.w.val, true, v.w.shown, line)
+		case v.k.name == "out" && copies:
+		case v.k.name == "url" && copies && net && m.eff.writes && v.idx == lastURL && !strings.Contains(v.w.val, ":"):
+			// A copier's destination (rsync, scp) that is a local path:
+			// where it writes what it fetched.
+			w.checkWritePath("writes", v.w.val, true, v.w.shown, line)
+		default:
+			continue
+		}
+		r := w.resolve(v.w.val)
+		for f := range w.scripts {
+			if strings.HasPrefix(f, strings.TrimSuffix(r, "/")+"/") {
+				delete(w.scripts, f) // written over, perhaps
+			}
+		}
+		if w.into[r].line == 0 {
+			w.into[r] = intoDir{line, how}
+		}
+	}
+}
+
+// intoDir is a directory the script wrote files into: the line, and how
+// ("wrote", "downloaded", "built").
+type intoDir struct {
+	line int
+	how  string
+}
+
+// intoDirs are those directories, by resolved path.
+type intoDirs map[string]intoDir
+
+// wroteInto finds a directory the script wrote files into that holds the
+// resolved path r: the line it did.
+func (w *walker) wroteInto(r string) (how string, line int) {
+	for d, in := range w.into {
+		if strings.HasPrefix(r, strings.TrimSuffix(d, "/")+"/") && (line == 0 || in.line < line) {
+			how, line = in.how, in.line
+		}
+	}
+	return how, line
+}

