@@ -108,13 +108,30 @@ stdnext:
 	JCS	toolow
 done:
 	// The runtime needs threads to start, which a soft process limit
-	// below launcherTasks (exec_linux.go) may not leave it; root is not
-	// subject to the limit. prlimit64(0, RLIMIT_NPROC, NULL, &nproc) into
-	// the stack's scratch below SP, which nothing uses yet.
+	// below launcherTasks (exec_linux.go) may not leave it; the kernel
+	// does not apply the limit to root or to a task with CAP_SYS_RESOURCE
+	// or CAP_SYS_ADMIN (processLimitExempt, which also checks the user
+	// namespace; this early stop leaves that to it). capget and
+	// prlimit64(0, RLIMIT_NPROC, NULL, &nproc) write into the stack's
+	// scratch below SP, which nothing uses yet.
 	MOVQ	$102, AX	// getuid
 	SYSCALL
 	CMPQ	AX, $0
 	JEQ	captured
+	// capget(&{_LINUX_CAPABILITY_VERSION_3, 0}, &data[2]): bits 21 and 24
+	// of data[0].effective.
+	MOVL	$0x20080522, -56(SP)
+	MOVL	$0, -52(SP)
+	LEAQ	-56(SP), DI
+	LEAQ	-48(SP), SI
+	MOVQ	$125, AX	// capget
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	nproc
+	MOVL	-48(SP), AX
+	ANDL	$0x1200000, AX
+	JNE	captured
+nproc:
 	XORQ	DI, DI
 	MOVQ	$6, SI
 	XORQ	DX, DX

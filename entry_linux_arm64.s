@@ -110,12 +110,33 @@ stdnext:
 	BLO	toolow
 done:
 	// The runtime needs threads to start, which a soft process limit
-	// below launcherTasks (exec_linux.go) may not leave it; root is not
-	// subject to the limit. prlimit64(0, RLIMIT_NPROC, NULL, &nproc) into
-	// the stack's scratch below RSP, which nothing uses yet.
+	// below launcherTasks (exec_linux.go) may not leave it; the kernel
+	// does not apply the limit to root or to a task with CAP_SYS_RESOURCE
+	// or CAP_SYS_ADMIN (processLimitExempt, which also checks the user
+	// namespace; this early stop leaves that to it). capget and
+	// prlimit64(0, RLIMIT_NPROC, NULL, &nproc) write into the stack's
+	// scratch below RSP, which nothing uses yet.
 	MOVD	$174, R8	// getuid
 	SVC
 	CBZ	R0, captured
+	// capget(&{_LINUX_CAPABILITY_VERSION_3, 0}, &data[2]): bits 21 and 24
+	// of data[0].effective.
+	MOVD	RSP, R0
+	SUB	$56, R0, R0
+	MOVW	$0x20080522, R4
+	MOVW	R4, (R0)
+	MOVW	ZR, 4(R0)
+	ADD	$8, R0, R1
+	MOVD	$90, R8	// capget
+	SVC
+	CBNZ	R0, nproc
+	MOVD	RSP, R1
+	SUB	$48, R1, R1
+	MOVWU	(R1), R4
+	MOVW	$0x1200000, R5
+	AND	R5, R4, R4
+	CBNZ	R4, captured
+nproc:
 	MOVD	$0, R0
 	MOVD	$6, R1
 	MOVD	$0, R2

@@ -122,12 +122,12 @@ const (
 // threads and processes the run will start: the user's tasks now (all of
 // /proc/loadavg's when that is already small enough, else those /proc
 // shows for this real user ID), with this process's own, plus what is
-// still to come. Root, to whom the kernel does not apply the limit, and an
-// unlimited one pass at once. Without /proc only this process's threads
+// still to come. A process the kernel exempts (processLimitExempt) and an
+// unlimited limit pass at once. Without /proc only this process's threads
 // are known.
 func checkProcessLimit(service bool) error {
 	var lim unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY || unix.Getuid() == 0 {
+	if unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY || processLimitExempt() {
 		return nil
 	}
 	own := ownThreads()
@@ -155,6 +155,45 @@ func checkProcessLimit(service bool) error {
 		err = fmt.Errorf("%v. The invocation service (for --stdin and SSH secrets) needs %d of them; if no requested secret is an SSH key and --stdin is not used, --no-ssh-agent --no-git-sign run with fewer", err, serviceTasks)
 	}
 	return classifyWithFix(failProcessLimit, fmt.Sprintf("ulimit -u %d", running+need), err)
+}
+
+// processLimitExempt is the kernel's own exemption from RLIMIT_NPROC when
+// it creates a process or thread (kernel/fork.c, copy_process: over the
+// limit, clone fails with EAGAIN unless the real user is root of the
+// initial user namespace, the ucounts "init_ucounts", or the task has
+// CAP_SYS_RESOURCE or CAP_SYS_ADMIN in the initial user namespace;
+// setrlimit(2), fork(2)). Inside another user namespace neither a mapped
+// uid 0 nor that namespace's capabilities count. When /proc cannot say
+// which namespace this is, the initial one is assumed, the common case.
+func processLimitExempt() bool {
+	if !inInitialUserNamespace() {
+		return false
+	}
+	if unix.Getuid() == 0 {
+		return true
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return false
+	}
+	has := func(c int) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
+	return has(unix.CAP_SYS_RESOURCE) || has(unix.CAP_SYS_ADMIN)
+}
+
+// initialUserNamespaceInode is the initial user namespace's fixed inode
+// number (include/linux/proc_ns.h, PROC_USER_INIT_INO), what
+// /proc/self/ns/user names there.
+const initialUserNamespaceInode = 0xEFFFFFFD
+
+// inInitialUserNamespace reports whether this process is in the initial
+// user namespace; true when /proc cannot tell.
+func inInitialUserNamespace() bool {
+	var st unix.Stat_t
+	if unix.Stat("/proc/self/ns/user", &st) != nil {
+		return true
+	}
+	return st.Ino == initialUserNamespaceInode
 }
 
 // ownThreads counts this process's threads (/proc/self/task), or assumes
