@@ -94,14 +94,18 @@ func buildEnvironment(p envPlan) (env []string, err error) {
 	}
 
 	// Rule 6: Git settings continue an existing GIT_CONFIG_COUNT. The
-	// inherited one was checked before the request (checkGitConfigCount); a
-	// returned one can only be checked now.
+	// inherited one was warned about before the request
+	// (warnGitConfigCount); only the response says whether an SSH secret
+	// makes the run add settings, and a returned count can only be checked
+	// now. The suggested action depends on where the count came from.
 	if len(p.Git) > 0 {
 		count := 0
 		if v, ok := lookup("GIT_CONFIG_COUNT"); ok {
 			n, err := continuedGitConfigCount(v, len(p.Git))
-			if err != nil {
-				return nil, err
+			if _, fromSecret := returned["GIT_CONFIG_COUNT"]; err != nil && fromSecret {
+				return nil, classify(failGitConfigCount, err)
+			} else if err != nil {
+				return nil, classifyWithFix(failGitConfigCount, "unset GIT_CONFIG_COUNT", err)
 			}
 			count = n
 		}

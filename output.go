@@ -293,6 +293,7 @@ const (
 	failHostUnsupported
 	failProcessLimit
 	failServiceStart
+	failGitConfigCount // a GIT_CONFIG_COUNT Git refuses; a fix command when it is inherited, none when a secret returned it
 	failExecFailed
 )
 
@@ -426,6 +427,11 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return suggest("Raise the process limit in the shell that runs agentknock, then run the command again:", fix)
 	case failServiceStart:
 		return suggest("Check that the temporary directory (TMPDIR, else /tmp) is writable and has room, then run the command again.")
+	case failGitConfigCount:
+		if fix != "" {
+			return suggest("Unset GIT_CONFIG_COUNT, or set it to the number of GIT_CONFIG_KEY_n settings it counts (a count Git accepts), or pass --no-git-sign; then run the command again:", fix)
+		}
+		return suggest("A secret returned GIT_CONFIG_COUNT: leave it out (--omit-env SECRET GIT_CONFIG_COUNT) or rename it (--rename-env), or pass --no-git-sign; then run the command again.")
 	case failExecFailed:
 		return suggest("Check that the command and its interpreter still exist and are executable, then run the command again.")
 	}

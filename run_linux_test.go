@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 )
 
@@ -158,6 +160,7 @@ type testApprovalReply struct {
 	Deny        string                       `json:"deny,omitempty"`
 	Secrets     map[string]map[string]string `json:"secrets"`
 	RaiseSignal int                          `json:"raise_after_block,omitempty"`
+	Plaintext   json.RawMessage              `json:"plaintext,omitempty"` // a device response plaintext, used as is
 }
 
 func (d approvalDir) respond(t *testing.T, r testApprovalReply) {
@@ -853,6 +856,67 @@ func TestGitConfigCountRefusesOnlyRunsThatAddGitSettings(t *testing.T) {
 		if status != 0 || l.stdout.String() != "ran\n" || warned != c.warns {
 			t.Fatalf("GIT_CONFIG_COUNT=%q %v: status %d stdout %q stderr %q", c.count, c.args, status, l.stdout.String(), l.stderr.String())
 		}
+	}
+}
+
+// A GIT_CONFIG_COUNT Git refuses stops a run only once the response holds
+// an SSH secret (before it, the run is warned: only the response says
+// whether a secret is an SSH key), and then with the action that helps,
+// never --verbose: for an inherited count, unset it (the line to run) or
+// fix it, or --no-git-sign, the value escaped; for one a secret returned,
+// leave that variable out. The benign twin, a count Git accepts, runs with
+// the Git settings after it.
+func TestGitConfigCountStopWithAnSSHSecretNamesTheFix(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshSecret := map[string]any{"type": "ssh", "public_key": strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))}
+	for _, c := range []struct {
+		name, count string
+		returned    string // a GIT_CONFIG_COUNT an environment secret returns
+		runs        bool
+		want        []string
+	}{
+		{"inherited", "1x\x1b]0;T\a", "", false, []string{`GIT_CONFIG_COUNT is "1x\u{1b}]0;T\u{7}"`, "Suggested action: Unset GIT_CONFIG_COUNT, or set it to the number", "\nAGENTKNOCK: unset GIT_CONFIG_COUNT\n"}},
+		{"inherited blank", " ", "", false, []string{`GIT_CONFIG_COUNT is " "`, "Suggested action: Unset GIT_CONFIG_COUNT"}},
+		{"returned", "", "x", false, []string{`GIT_CONFIG_COUNT is "x"`, "Suggested action: A secret returned GIT_CONFIG_COUNT: leave it out (--omit-env SECRET GIT_CONFIG_COUNT)"}},
+		{"accepted", " 1", "", true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			secrets := map[string]any{"key": sshSecret, "env": map[string]any{"type": "environment", "variables": map[string]any{}}}
+			if c.returned != "" {
+				secrets["env"] = map[string]any{"type": "environment", "variables": map[string]any{"GIT_CONFIG_COUNT": map[string]string{"value": c.returned}}}
+			}
+			plaintext, _ := json.Marshal(map[string]any{"result": "APPROVED", "secrets": secrets})
+			env := []string{"GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"}
+			if c.count != "" {
+				env = append(env, "GIT_CONFIG_COUNT="+c.count)
+			}
+			l := startLaunch(t, t.TempDir(), env, "-s", "key", "-s", "env", "--", "sh", "-c", `echo "$GIT_CONFIG_COUNT $GIT_CONFIG_KEY_1"`)
+			l.approval.waitRequest(t)
+			l.approval.respond(t, testApprovalReply{Plaintext: plaintext})
+			status := l.wait(t)
+			stderr := l.stderr.String()
+			if c.runs {
+				if status != 0 || l.stdout.String() != "3 gpg.ssh.program\n" {
+					t.Fatalf("status %d stdout %q stderr %q", status, l.stdout.String(), stderr)
+				}
+				return
+			}
+			if status != 1 || l.stdout.Len() != 0 || strings.Contains(stderr, "--verbose") || strings.ContainsAny(stderr, "\x1b\a") {
+				t.Fatalf("status %d stdout %q stderr %q: want status 1, no --verbose, no raw control character", status, l.stdout.String(), stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+		})
 	}
 }
 
@@ -1660,4 +1724,86 @@ func (p *blockedProbe) waitExec(t *testing.T, exe string) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatalf("the caller never ran %s", exe)
+}
+
+// Finding 1, the kernel's exemption: a task with CAP_SYS_RESOURCE (or
+// CAP_SYS_ADMIN) in the initial user namespace may create processes and
+// threads above RLIMIT_NPROC (kernel/fork.c, copy_process), so the
+// launcher, run as nobody with that capability ambient, runs at a limit
+// far below its need; its benign twin, the same user and limit without the
+// capability, stops before the request. Needs root to grant it.
+func TestProcessLimitExemptsCapSysResource(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("needs bash for ulimit -u")
+	}
+	dir := unprivilegedDir(t, "agentknock-nproc-cap-")
+	for _, c := range []struct {
+		name string
+		caps []uintptr
+		runs bool
+	}{
+		{"CAP_SYS_RESOURCE", []uintptr{unix.CAP_SYS_RESOURCE}, true},
+		{"CAP_SYS_ADMIN", []uintptr{unix.CAP_SYS_ADMIN}, true},
+		{"none", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// A container's bounding set may lack the capability (this
+			// machine's lacks CAP_SYS_RESOURCE): then no process here can
+			// have it, and CAP_SYS_ADMIN's case still runs.
+			for _, cp := range c.caps {
+				if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, cp, 0, 0, 0); err != nil || in != 1 {
+					t.Skipf("capability %d is not in this host's bounding set", cp)
+				}
+			}
+			d, err := os.MkdirTemp(dir, "approval-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(d, 0o777)
+			approval := approvalDir(d)
+			// A limit of 3 is below any run's need, and below the tasks a
+			// busy nobody may already have.
+			cmd := exec.Command(bash, "-c", "ulimit -u 3 && exec "+testBinary+" -s demo --no-ssh-agent --no-git-sign -- /bin/echo ran")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "HOME="+dir)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: nobody.Credential, AmbientCaps: c.caps}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			if c.runs {
+				for {
+					if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+						break
+					}
+					select {
+					case err := <-ended:
+						t.Fatalf("the launcher ended before asking: %v stdout %q stderr %q", err, stdout.String(), stderr.String())
+					case <-time.After(2 * time.Millisecond):
+					}
+				}
+				approval.respond(t, testApprovalReply{Secrets: map[string]map[string]string{"demo": {"TOKEN": "v"}}})
+				if err := <-ended; err != nil || stdout.String() != "ran\n" {
+					t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+				}
+				return
+			}
+			select {
+			case err = <-ended:
+			case <-time.After(time.Minute):
+				t.Fatal("the launcher neither stopped nor ran")
+			}
+			if _, statErr := os.Stat(filepath.Join(string(approval), "request.json")); statErr == nil {
+				t.Fatal("the request was sent")
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "the process limit (ulimit -u") {
+				t.Fatalf("%v stderr %q; want status 1 and the limit", err, stderr.String())
+			}
+		})
+	}
 }
