@@ -177,8 +177,13 @@ func processLimitExempt() bool {
 	if unix.Capget(&hdr, &data[0]) != nil {
 		return false
 	}
-	has := func(c int) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
-	return has(unix.CAP_SYS_RESOURCE) || has(unix.CAP_SYS_ADMIN)
+	return capsExemptFromProcessLimit(uint64(data[1].Effective)<<32 | uint64(data[0].Effective))
+}
+
+// capsExemptFromProcessLimit is the kernel's capability half of the rule:
+// either capability in the effective set exempts the task.
+func capsExemptFromProcessLimit(effective uint64) bool {
+	return effective&(1<<unix.CAP_SYS_RESOURCE|1<<unix.CAP_SYS_ADMIN) != 0
 }
 
 // initialUserNamespaceInode is the initial user namespace's fixed inode
