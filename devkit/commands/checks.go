@@ -35,6 +35,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"detaches":         checkDetaches,
 	"git-url":          checkGitURL,
 	"cmake-cache":      checkCMakeCache,
+	"package-install":  checkPackageInstall,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,

@@ -617,8 +617,13 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 // a first operand that is code.
 func (m *match) orderForms(forms []*operandForm) []*operandForm {
 	var preferred, dropped, rest []*operandForm
+	byOption := m.codeByOption()
 	for _, f := range forms {
-		if len(f.kinds) > 0 && slices.ContainsFunc(m.valueKinds, func(k kind) bool {
+		if byOption && startsWithCode(f) {
+			// perl -i -pe CODE FILE: the option gave the code, so the
+			// first operand is data, not the program.
+			rest = append(rest, f)
+		} else if len(f.kinds) > 0 && slices.ContainsFunc(m.valueKinds, func(k kind) bool {
 			return k.name == f.kinds[0].name && (k.lang == f.kinds[0].lang || k.lang == "*")
 		}) {
 			rest = append(rest, f)
@@ -626,9 +631,9 @@ func (m *match) orderForms(forms []*operandForm) []*operandForm {
 			preferred = append(preferred, f)
 		}
 	}
-	if m.codeByOption() {
+	if byOption {
 		for _, f := range forms {
-			if len(f.kinds) > 0 && (f.kinds[0].name == "code" || f.kinds[0].name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)) {
+			if startsWithCode(f) {
 				g := *f
 				g.kinds = f.kinds[1:]
 				dropped = append(dropped, &g)
@@ -636,6 +641,12 @@ func (m *match) orderForms(forms []*operandForm) []*operandForm {
 		}
 	}
 	return slices.Concat(preferred, dropped, rest)
+}
+
+// startsWithCode reports whether f's first operand is the program's code
+// (code, or a file that runs).
+func startsWithCode(f *operandForm) bool {
+	return len(f.kinds) > 0 && (f.kinds[0].name == "code" || f.kinds[0].name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs))
 }
 
 // codeByOption reports whether an option gave the program its code.
