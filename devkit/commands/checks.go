@@ -9,9 +9,10 @@ import "strings"
 // command, and the words the table line carrying the check matched (the
 // option's value, or the operands).
 type checkInput struct {
-	Program string
-	Argv    []string
-	Words   []string
+	Program   string
+	Argv      []string
+	Words     []string
+	SecretEnv map[string]string // delivered secrets: variable -> secret name
 }
 
 // checkResult is what a check concludes. Empty fields mean nothing found.
@@ -20,6 +21,7 @@ type checkResult struct {
 	Irreversible  string // the form is irreversible, because of this
 	Mark          string // a "!" mark to show
 	SecretMark    bool   // the mark concerns the delivered secrets
+	Output        string // the secret data the command's output carries
 }
 
 // checks is the registry the table loader validates `check=NAME` against.
@@ -35,6 +37,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"detaches":         checkDetaches,
 	"git-url":          checkGitURL,
 	"cmake-cache":      checkCMakeCache,
+	"env-names":        checkEnvNames,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
@@ -202,4 +205,34 @@ var cmakeInertVariables = map[string]bool{
 	"CMAKE_POSITION_INDEPENDENT_CODE": true, "CMAKE_VERBOSE_MAKEFILE": true, "CMAKE_COLOR_DIAGNOSTICS": true,
 	"CMAKE_INTERPROCEDURAL_OPTIMIZATION": true, "CMAKE_UNITY_BUILD": true, "CMAKE_FIND_DEBUG_MODE": true,
 	"CMAKE_MESSAGE_LOG_LEVEL": true, "CMAKE_SKIP_RPATH": true, "CMAKE_BUILD_PARALLEL_LEVEL": true,
+}
+
+// checkEnvNames: printenv NAME... prints only the variables named, so it
+// exposes a secret only when it names a secret's variable; a name decided
+// at run time may be any of them.
+func checkEnvNames(in checkInput) checkResult {
+	var shown []string
+	for _, w := range in.Words {
+		if !isShellName(w) {
+			return checkResult{Mark: "prints variables named at run time, the secret ones possibly included", SecretMark: true, Output: "the environment"}
+		}
+		if _, ok := in.SecretEnv[w]; ok {
+			shown = append(shown, w)
+		}
+	}
+	if len(shown) == 0 {
+		return checkResult{}
+	}
+	return checkResult{Mark: "prints the secret variable " + strings.Join(shown, ", "), SecretMark: true, Output: "the secret in " + strings.Join(shown, ", ")}
+}
+
+// isShellName reports whether s is a variable name (letters, digits and
+// underscores, not starting with a digit).
+func isShellName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
