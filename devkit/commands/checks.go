@@ -3,7 +3,10 @@
 // map so that adding a check is a one-line change.
 package commands
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // checkInput is what a check sees: the program, the whole argv of the
 // command, and the words the table line carrying the check matched (the
@@ -38,6 +41,8 @@ var checks = map[string]func(checkInput) checkResult{
 	"git-url":          checkGitURL,
 	"cmake-cache":      checkCMakeCache,
 	"env-names":        checkEnvNames,
+	"git-other-repo":   checkGitOtherRepo,
+	"git-work-tree":    checkGitWorkTree,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
@@ -235,4 +240,55 @@ func isShellName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// checkGitOtherRepo: git -C DIR and --git-dir DIR use another repository,
+// whose configuration and hooks are code the script did not show (its
+// core.fsmonitor or core.pager runs even for git status); --work-tree DIR
+// is checkGitWorkTree. A relative path that stays inside the working
+// directory (git -C sub) is the project's own files, as its .git/config is.
+func checkGitOtherRepo(in checkInput) checkResult {
+	for _, d := range in.Words {
+		if insideWorkDir(d) {
+			continue
+		}
+		shown := Literal(d)
+		if d == "" {
+			shown = "a directory decided at run time"
+		}
+		files := strings.TrimSuffix(d, "/") + "/.git/config and " + strings.TrimSuffix(d, "/") + "/.git/hooks"
+		if slices.Contains(in.Argv, "--git-dir") || slices.ContainsFunc(in.Argv, func(a string) bool {
+			return strings.HasPrefix(a, "--git-dir=") && strings.TrimPrefix(a, "--git-dir=") == d
+		}) {
+			files = strings.TrimSuffix(d, "/") + "/config and " + strings.TrimSuffix(d, "/") + "/hooks"
+		}
+		if d == "" {
+			files = "its .git/config and .git/hooks"
+		}
+		return checkResult{Mark: "uses the repository in " + shown + ", whose code runs: " + files}
+	}
+	return checkResult{}
+}
+
+// checkGitWorkTree: --work-tree DIR reads DIR's .gitattributes, which pick
+// the filters and diff drivers the configuration runs.
+func checkGitWorkTree(in checkInput) checkResult {
+	for _, d := range in.Words {
+		if d == "" {
+			return checkResult{Mark: "uses a work tree decided at run time, whose .gitattributes pick the filters that run"}
+		}
+		if !insideWorkDir(d) {
+			return checkResult{Mark: "uses the work tree " + Literal(d) + ", whose .gitattributes pick the filters that run"}
+		}
+	}
+	return checkResult{}
+}
+
+// insideWorkDir reports whether a literal path stays inside the working
+// directory: relative, not under ~, with no ".." component.
+func insideWorkDir(d string) bool {
+	if d == "" || strings.HasPrefix(d, "/") || strings.HasPrefix(d, "~") {
+		return false
+	}
+	return !slices.Contains(strings.Split(d, "/"), "..")
 }
