@@ -3,15 +3,19 @@
 // map so that adding a check is a one-line change.
 package commands
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // checkInput is what a check sees: the program, the whole argv of the
 // command, and the words the table line carrying the check matched (the
 // option's value, or the operands).
 type checkInput struct {
-	Program string
-	Argv    []string
-	Words   []string
+	Program   string
+	Argv      []string
+	Words     []string
+	SecretEnv map[string]string // delivered secrets: variable -> secret name
 }
 
 // checkResult is what a check concludes. Empty fields mean nothing found.
@@ -20,6 +24,7 @@ type checkResult struct {
 	Irreversible  string // the form is irreversible, because of this
 	Mark          string // a "!" mark to show
 	SecretMark    bool   // the mark concerns the delivered secrets
+	Output        string // the secret data the command's output carries
 }
 
 // checks is the registry the table loader validates `check=NAME` against.
@@ -36,6 +41,10 @@ var checks = map[string]func(checkInput) checkResult{
 	"git-url":          checkGitURL,
 	"cmake-cache":      checkCMakeCache,
 	"package-install":  checkPackageInstall,
+	"env-names":        checkEnvNames,
+	"git-other-repo":   checkGitOtherRepo,
+	"git-work-tree":    checkGitWorkTree,
+	"docker-volume":    checkDockerVolume,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
@@ -203,4 +212,110 @@ var cmakeInertVariables = map[string]bool{
 	"CMAKE_POSITION_INDEPENDENT_CODE": true, "CMAKE_VERBOSE_MAKEFILE": true, "CMAKE_COLOR_DIAGNOSTICS": true,
 	"CMAKE_INTERPROCEDURAL_OPTIMIZATION": true, "CMAKE_UNITY_BUILD": true, "CMAKE_FIND_DEBUG_MODE": true,
 	"CMAKE_MESSAGE_LOG_LEVEL": true, "CMAKE_SKIP_RPATH": true, "CMAKE_BUILD_PARALLEL_LEVEL": true,
+}
+
+// checkEnvNames: printenv NAME... prints only the variables named, so it
+// exposes a secret only when it names a secret's variable; a name decided
+// at run time may be any of them.
+func checkEnvNames(in checkInput) checkResult {
+	var shown []string
+	for _, w := range in.Words {
+		if !isShellName(w) {
+			return checkResult{Mark: "prints variables named at run time, the secret ones possibly included", SecretMark: true, Output: "the environment"}
+		}
+		if _, ok := in.SecretEnv[w]; ok {
+			shown = append(shown, w)
+		}
+	}
+	if len(shown) == 0 {
+		return checkResult{}
+	}
+	return checkResult{Mark: "prints the secret variable " + strings.Join(shown, ", "), SecretMark: true, Output: "the secret in " + strings.Join(shown, ", ")}
+}
+
+// isShellName reports whether s is a variable name (letters, digits and
+// underscores, not starting with a digit).
+func isShellName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// checkGitOtherRepo: git -C DIR and --git-dir DIR use another repository,
+// whose configuration and hooks are code the script did not show (its
+// core.fsmonitor or core.pager runs even for git status); --work-tree DIR
+// is checkGitWorkTree. A relative path that stays inside the working
+// directory (git -C sub) is the project's own files, as its .git/config is.
+func checkGitOtherRepo(in checkInput) checkResult {
+	for _, d := range in.Words {
+		if insideWorkDir(d) {
+			continue
+		}
+		shown := Literal(d)
+		if d == "" {
+			shown = "a directory decided at run time"
+		}
+		files := strings.TrimSuffix(d, "/") + "/.git/config and " + strings.TrimSuffix(d, "/") + "/.git/hooks"
+		if slices.Contains(in.Argv, "--git-dir") || slices.ContainsFunc(in.Argv, func(a string) bool {
+			return strings.HasPrefix(a, "--git-dir=") && strings.TrimPrefix(a, "--git-dir=") == d
+		}) {
+			files = strings.TrimSuffix(d, "/") + "/config and " + strings.TrimSuffix(d, "/") + "/hooks"
+		}
+		if d == "" {
+			files = "its .git/config and .git/hooks"
+		}
+		return checkResult{Mark: "uses the repository in " + shown + ", whose code runs: " + files}
+	}
+	return checkResult{}
+}
+
+// checkGitWorkTree: --work-tree DIR reads DIR's .gitattributes, which pick
+// the filters and diff drivers the configuration runs.
+func checkGitWorkTree(in checkInput) checkResult {
+	for _, d := range in.Words {
+		if d == "" {
+			return checkResult{Mark: "uses a work tree decided at run time, whose .gitattributes pick the filters that run"}
+		}
+		if !insideWorkDir(d) {
+			return checkResult{Mark: "uses the work tree " + Literal(d) + ", whose .gitattributes pick the filters that run"}
+		}
+	}
+	return checkResult{}
+}
+
+// insideWorkDir reports whether a literal path stays inside the working
+// directory: relative, not under ~, with no ".." component.
+func insideWorkDir(d string) bool {
+	if d == "" || strings.HasPrefix(d, "/") || strings.HasPrefix(d, "~") {
+		return false
+	}
+	return !slices.Contains(strings.Split(d, "/"), "..")
+}
+
+// checkDockerVolume: -v SRC:DST[:OPTS] mounts SRC into the container. A
+// named volume or a path inside the working directory (.:/src) gives the
+// container only the project; any other host path (/, /etc, ~, the docker
+// socket) or one decided at run time gives it the host's files, which the
+// device does not follow.
+func checkDockerVolume(in checkInput) checkResult {
+	for _, v := range in.Words {
+		if v == "" {
+			// A word decided at run time has no fixed value here, so
+			// "$PWD":/w is not understood yet (the check sees no prefix).
+			return checkResult{NotUnderstood: "a volume (-v) decided at run time may give the container any host path"}
+		}
+		src, _, mapped := strings.Cut(v, ":")
+		if !mapped {
+			continue // an anonymous volume: a path inside the container
+		}
+		named := src != "" && !strings.ContainsAny(src, "/.~")
+		if named || src == "." || strings.HasPrefix(src, "./") && insideWorkDir(src) {
+			continue
+		}
+		return checkResult{NotUnderstood: "the volume -v " + Literal(v) + " gives the container the host's " + cmpOr(src, "path decided at run time")}
+	}
+	return checkResult{}
 }

@@ -31,7 +31,7 @@
 //
 //	program NAME [NAME...]     a table; the basenames it covers
 //	manual URL                 where its facts come from (required)
-//	syntax gnu|posix|single|none|gnu-bundled
+//	syntax gnu|posix|single|single-clustered|none|gnu-bundled
 //	class read-only|other|irreversible    the default class of its forms
 //	effect EFFECT...           effects of every use
 //	opt SPELLINGS [=KIND|=?KIND] [EFFECT...]
@@ -45,7 +45,10 @@
 // the same but options stop at the first operand; single is whole-word
 // options with one dash (find -name; an option of kind argv takes the
 // words up to ";" or "+", and -flag=value is read as Go's flag package
-// reads it); none makes every word an operand; gnu-bundled is gnu where a
+// reads it); single-clustered is single where a word that is no option of
+// its own is read as one-letter options that take no value, unless a run of
+// its letters spells a longer option (zip -qr; -qTT is not understood);
+// none makes every word an operand; gnu-bundled is gnu where a
 // first word without a dash is a cluster of one-letter options whose
 // values are the next words in order (tar xzf FILE). A sub inherits its
 // parent's syntax unless it gives its own. An option may take several

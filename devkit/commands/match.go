@@ -341,7 +341,7 @@ func (m *match) option(n *node, words []word, i, base int) int {
 		v := word{val: strings.TrimPrefix(w.val, s), fixed: w.fixed, prefix: strings.TrimPrefix(w.prefix, s), shown: w.shown}
 		return m.optionValueWord(n, o, s, words, i, base, v)
 	}
-	if n.syntax == syntaxSingle || t[0] == '+' || n.syntax == syntaxNone {
+	if n.syntax == syntaxSingle || n.syntax == syntaxSingleClustered || t[0] == '+' || n.syntax == syntaxNone {
 		name, val, attached := t, "", false
 		if !w.fixed {
 			m.fail("%s: an option decided at run time (%s)", n.path(), w.shown)
@@ -352,6 +352,9 @@ func (m *match) option(n *node, words []word, i, base int) int {
 			// -flag=value (Go's flag package, java -Dk=v is a spelling).
 			name, val, attached = strings.Cut(t, "=")
 			o = n.lookupOption(name)
+		}
+		if o == nil && n.syntax == syntaxSingleClustered && w.fixed && m.flagCluster(n, t) {
+			return i + 1
 		}
 		if o == nil {
 			m.fail("%s: the option %s is not one the device knows", n.path(), Literal(t))
@@ -409,6 +412,35 @@ func (m *match) option(n *node, words []word, i, base int) int {
 		return -1
 	}
 	return i + 1
+}
+
+// flagCluster reads -qr as -q -r when every letter is a one-letter option
+// that takes no value and no run of letters spells a longer option; anything
+// else stays not understood, so a cluster never hides a two-letter option
+// such as zip's -TT (-qTT).
+func (m *match) flagCluster(n *node, t string) bool {
+	if len(t) < 3 || t[0] != '-' || t[1] == '-' {
+		return false
+	}
+	for j := 1; j < len(t); j++ {
+		for k := j + 2; k <= len(t); k++ {
+			if n.lookupOption("-"+t[j:k]) != nil {
+				return false
+			}
+		}
+	}
+	var opts []*option
+	for j := 1; j < len(t); j++ {
+		o := n.lookupOption("-" + t[j:j+1])
+		if o == nil || o.value != nil {
+			return false
+		}
+		opts = append(opts, o)
+	}
+	for j, o := range opts {
+		m.useOption(o, "-"+t[j+1:j+2])
+	}
+	return true
 }
 
 // optionValue handles a whole-word option and its value.

@@ -519,7 +519,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		argv = fixedVals(c.ws[i:end])
 	}
 	for _, ch := range m.checks {
-		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words})
+		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets})
 		if r.NotUnderstood != "" {
 			w.reason(SeverityRunsUnseen, line, false, "%s: %s", name, r.NotUnderstood)
 		}
@@ -532,6 +532,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				sev = SeverityExposes
 			}
 			w.mark(sev, line, r.SecretMark && len(w.envSecrets) > 0, "%s: %s", c.text, r.Mark)
+		}
+		if r.Output != "" && len(w.envSecrets) > 0 {
+			out = r.Output
 		}
 	}
 	if m.problem != "" {

@@ -31,6 +31,9 @@ const (
 	// one-letter options whose values are the next words in order (tar
 	// xzf FILE, ar rcs LIB).
 	syntaxBundled syntaxKind = "gnu-bundled"
+	// single-clustered: single, and a word that is no option of its own is
+	// a cluster of one-letter options that take no value (zip -qr).
+	syntaxSingleClustered syntaxKind = "single-clustered"
 )
 
 // kind is the kind of an option value or an operand.
@@ -303,11 +306,11 @@ func (p *tableParser) directive(depth int, f []string) {
 		prog.manual = args[0]
 	case "syntax":
 		if len(args) != 1 {
-			p.errorf("syntax needs one of gnu, posix, single, none")
+			p.errorf("syntax needs one of gnu, posix, single, single-clustered, none, gnu-bundled")
 			return
 		}
 		switch s := syntaxKind(args[0]); s {
-		case syntaxGNU, syntaxPOSIX, syntaxSingle, syntaxNone, syntaxBundled:
+		case syntaxGNU, syntaxPOSIX, syntaxSingle, syntaxNone, syntaxBundled, syntaxSingleClustered:
 			n.syntax = s
 		default:
 			p.errorf("unknown syntax %q (gnu, posix, single, none, gnu-bundled)", args[0])
