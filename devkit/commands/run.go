@@ -672,8 +672,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 		if net && v.w.fixed && (v.k.name == "word" || v.k.name == "any") {
-			// curl -d @file, -F name=@file, -H @file: a file's content sent.
-			if at := strings.Index(v.w.val, "@"); at >= 0 && (at == 0 || v.w.val[at-1] == '=') && !strings.Contains(v.w.val[:at], "://") {
+			// curl -d @file, -F name=@file, -H @file, httpie's name=@file:
+			// a file's content sent. A bare @word operand is a name (npm's
+			// @scope/package), not a file.
+			if at := strings.Index(v.w.val, "@"); at >= 0 && (at == 0 && v.opt != "" || at > 0 && v.w.val[at-1] == '=') && !strings.Contains(v.w.val[:at], "://") {
 				f, _, _ := strings.Cut(v.w.val[at+1:], ";")
 				if f == "-" || f == "/dev/stdin" {
 					readsStdin = true
