@@ -903,14 +903,14 @@ func (w *walker) word(wd *syntax.Word, depth, line int) string {
 
 func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 	taint := ""
-	for _, p := range parts {
+	for i, p := range parts {
 		if !w.tick() {
 			return taint
 		}
 		t := ""
 		switch p := p.(type) {
 		case *syntax.Lit:
-			t = w.text(p.Value, line)
+			t = w.text(w.withParamBefore(parts, i, p.Value), line)
 		case *syntax.SglQuoted:
 			t = w.text(p.Value, line)
 			if p.Dollar {
@@ -1110,6 +1110,18 @@ func isNumber(s string) bool {
 		}
 	}
 	return true
+}
+
+// withParamBefore prefixes literal text with the parameter expansion right
+// before it, so a mark on "$HOME/.netrc" names that, not "/.netrc": the
+// device does not know HOME's value.
+func (w *walker) withParamBefore(parts []syntax.WordPart, i int, lit string) string {
+	if i > 0 {
+		if pe, ok := parts[i-1].(*syntax.ParamExp); ok {
+			return w.show(pe) + lit
+		}
+	}
+	return lit
 }
 
 // text checks literal text: secret variables named in it, the whole
