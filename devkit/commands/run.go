@@ -874,7 +874,9 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 		dest = "(no destination the device can see)"
 		w.unseen["where "+name+" connects (from its configuration)"] = true
 	}
-	if len(c.named) > 0 {
+	if len(c.named) > 0 && sentToItsAPI(c, name, uniq(c.named), hosts) {
+		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: sends secret %s to the API it is for (%s, line %d)", dest, strings.Join(uniq(c.named), ", "), w.display(name), line))
+	} else if len(c.named) > 0 {
 		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", strings.Join(uniq(c.named), ", "), dest, c.text)
 	} else if t := firstTaint(c.taints[i:end]); t != "" && !sendsSecret {
 		w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s: %s", w.display(t), dest, c.text)
