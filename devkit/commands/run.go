@@ -914,7 +914,21 @@ func (w *walker) remote(c *simpleCmd, name, host string, from, to int) {
 		words = append(words, c.ws[k].val)
 	}
 	w.unbound.add("the remote shell on "+host, "the remote user's login shell runs the command there (bash started by sshd reads ~/.bashrc first); nothing on that host is bound", "")
+	w.remoteStdin(c, host)
+	w.onRemote++
+	defer func() { w.onRemote-- }()
 	w.nested(strings.Join(words, " "), c.depth, c.line, "on "+host+", the remote shell runs:", syntax.LangPOSIX, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
+}
+
+// remoteStdin marks a secret on the standard input of a remote command:
+// ssh forwards its input to the command on host.
+func (w *walker) remoteStdin(c *simpleCmd, host string) {
+	switch {
+	case c.in.taint != "":
+		w.mark(SeveritySecret, c.line, true, "sends its input, secret data (from %s), to %s: %s", w.display(c.in.taint), w.display(host), c.text)
+	case c.in.stdin && len(w.stdinSecrets) > 0:
+		w.mark(SeveritySecret, c.line, true, "sends standard input, which carries secret %s, to %s: %s", strings.Join(w.stdinSecrets, ", "), w.display(host), c.text)
+	}
 }
 
 // builtin applies the shell's own semantics of its builtins, which a table

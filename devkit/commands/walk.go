@@ -43,6 +43,9 @@ type walker struct {
 	// silent > 0: re-walking a function body for its arguments; nothing
 	// is shown and no command is listed again.
 	silent int
+	// onRemote > 0: walking a command that runs on another host (ssh HOST
+	// CMD): its paths are that host's, not this machine's.
+	onRemote int
 
 	// The unit being walked: its text, and the line every finding in it
 	// is reported on when it is a nested script (0: its own lines).
@@ -1355,6 +1358,9 @@ func (w *walker) checkWrite(verb string, wd *syntax.Word, line int) {
 }
 
 func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line int) {
+	if w.onRemote > 0 {
+		return // the remote host's file, reported as what is sent there
+	}
 	if !fixed {
 		clear(w.scripts) // it may be one of them
 		if w.wd != "" {
