@@ -550,9 +550,19 @@ func (m *match) addValue(o *option, name string, idx int, v word) {
 	m.addValueKind(o, *o.value, name, idx, v)
 }
 
+// kindShown is a value kind as a reason names it: a long list of accepted
+// values is counted, not spelled out, so the reason stays readable.
+func kindShown(k kind) string {
+	s := fmt.Sprint(k)
+	if n := strings.Count(s, "|") + 1; len(s) > 120 {
+		return fmt.Sprintf("%s... (one of %d values the table lists)", s[:60], n)
+	}
+	return s
+}
+
 func (m *match) addValueKind(o *option, k kind, name string, idx int, v word) {
 	if !kindAccepts(k, v) {
-		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), k)
+		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), kindShown(k))
 		return
 	}
 	code := k.name == "file" && (len(o.eff.readsCode) > 0 || o.eff.runs)

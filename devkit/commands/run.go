@@ -879,7 +879,9 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 		dest = "(no destination the device can see)"
 		w.unseen["where "+name+" connects (from its configuration)"] = true
 	}
-	if len(c.named) > 0 {
+	if len(c.named) > 0 && sentToItsAPI(c, name, uniq(c.named), hosts) {
+		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: sends secret %s to the API it is for (%s, line %d)", dest, strings.Join(uniq(c.named), ", "), w.display(name), line))
+	} else if len(c.named) > 0 {
 		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", strings.Join(uniq(c.named), ", "), dest, c.text)
 	} else if t := firstTaint(c.taints[i:end]); t != "" && !sendsSecret {
 		w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s: %s", w.display(t), dest, c.text)
@@ -917,7 +919,21 @@ func (w *walker) remote(c *simpleCmd, name, host string, from, to int) {
 		words = append(words, c.ws[k].val)
 	}
 	w.unbound.add("the remote shell on "+host, "the remote user's login shell runs the command there (bash started by sshd reads ~/.bashrc first); nothing on that host is bound", "")
+	w.remoteStdin(c, host)
+	w.onRemote++
+	defer func() { w.onRemote-- }()
 	w.nested(strings.Join(words, " "), c.depth, c.line, "on "+host+", the remote shell runs:", syntax.LangPOSIX, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
+}
+
+// remoteStdin marks a secret on the standard input of a remote command:
+// ssh forwards its input to the command on host.
+func (w *walker) remoteStdin(c *simpleCmd, host string) {
+	switch {
+	case c.in.taint != "":
+		w.mark(SeveritySecret, c.line, true, "sends its input, secret data (from %s), to %s: %s", w.display(c.in.taint), w.display(host), c.text)
+	case c.in.stdin && len(w.stdinSecrets) > 0:
+		w.mark(SeveritySecret, c.line, true, "sends standard input, which carries secret %s, to %s: %s", strings.Join(w.stdinSecrets, ", "), w.display(host), c.text)
+	}
 }
 
 // builtin applies the shell's own semantics of its builtins, which a table

@@ -43,6 +43,9 @@ type walker struct {
 	// silent > 0: re-walking a function body for its arguments; nothing
 	// is shown and no command is listed again.
 	silent int
+	// onRemote > 0: walking a command that runs on another host (ssh HOST
+	// CMD): its paths are that host's, not this machine's.
+	onRemote int
 
 	// The unit being walked: its text, and the line every finding in it
 	// is reported on when it is a nested script (0: its own lines).
@@ -903,14 +906,14 @@ func (w *walker) word(wd *syntax.Word, depth, line int) string {
 
 func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 	taint := ""
-	for _, p := range parts {
+	for i, p := range parts {
 		if !w.tick() {
 			return taint
 		}
 		t := ""
 		switch p := p.(type) {
 		case *syntax.Lit:
-			t = w.text(p.Value, line)
+			t = w.text(w.withParamBefore(parts, i, p.Value), line)
 		case *syntax.SglQuoted:
 			t = w.text(p.Value, line)
 			if p.Dollar {
@@ -1110,6 +1113,18 @@ func isNumber(s string) bool {
 		}
 	}
 	return true
+}
+
+// withParamBefore prefixes literal text with the parameter expansion right
+// before it, so a mark on "$HOME/.netrc" names that, not "/.netrc": the
+// device does not know HOME's value.
+func (w *walker) withParamBefore(parts []syntax.WordPart, i int, lit string) string {
+	if i > 0 {
+		if pe, ok := parts[i-1].(*syntax.ParamExp); ok {
+			return w.show(pe) + lit
+		}
+	}
+	return lit
 }
 
 // text checks literal text: secret variables named in it, the whole
@@ -1343,6 +1358,9 @@ func (w *walker) checkWrite(verb string, wd *syntax.Word, line int) {
 }
 
 func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line int) {
+	if w.onRemote > 0 {
+		return // the remote host's file, reported as what is sent there
+	}
 	if !fixed {
 		clear(w.scripts) // it may be one of them
 		if w.wd != "" {
