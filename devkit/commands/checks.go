@@ -24,6 +24,7 @@ type checkResult struct {
 	Irreversible  string // the form is irreversible, because of this
 	Mark          string // a "!" mark to show
 	SecretMark    bool   // the mark concerns the delivered secrets
+	Runs          bool   // the mark names code that runs unseen (ordered as such)
 	Output        string // the secret data the command's output carries
 }
 
@@ -267,7 +268,7 @@ func checkGitOtherRepo(in checkInput) checkResult {
 		if d == "" {
 			files = "its .git/config and .git/hooks"
 		}
-		return checkResult{Mark: "uses the repository in " + shown + ", whose code runs: " + files}
+		return checkResult{Runs: true, Mark: "uses the repository in " + shown + ", whose code runs: " + files}
 	}
 	return checkResult{}
 }
@@ -277,10 +278,10 @@ func checkGitOtherRepo(in checkInput) checkResult {
 func checkGitWorkTree(in checkInput) checkResult {
 	for _, d := range in.Words {
 		if d == "" {
-			return checkResult{Mark: "uses a work tree decided at run time, whose .gitattributes pick the filters that run"}
+			return checkResult{Runs: true, Mark: "uses a work tree decided at run time, whose .gitattributes pick the filters that run"}
 		}
 		if !insideWorkDir(d) {
-			return checkResult{Mark: "uses the work tree " + Literal(d) + ", whose .gitattributes pick the filters that run"}
+			return checkResult{Runs: true, Mark: "uses the work tree " + Literal(d) + ", whose .gitattributes pick the filters that run"}
 		}
 	}
 	return checkResult{}

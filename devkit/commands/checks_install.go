@@ -36,7 +36,7 @@ func checkPackageInstall(in checkInput) checkResult {
 	if len(fetched) == 0 {
 		return checkResult{}
 	}
-	return checkResult{Mark: in.Program + " runs the build and install code of " + strings.Join(fetched, ", ") + ", fetched from the network"}
+	return checkResult{Runs: true, Mark: in.Program + " runs the build and install code of " + strings.Join(fetched, ", ") + ", fetched from the network"}
 }
 
 // packageSource is where a package named on the command line comes from,

@@ -44,3 +44,21 @@ func TestNodeInstallNamesFetchedCode(t *testing.T) {
 		}
 	}
 }
+
+// A fetched package's code runs unseen: its mark is ordered with the
+// runs-unseen findings, ahead of writes and network notes, so no cap
+// hides it behind lesser marks.
+func TestInstallMarkIsRunsUnseen(t *testing.T) {
+	for _, s := range []string{"pip install https://h.example/x.whl", "npm install left-pad", "git -C ../other status"} {
+		a := testAnalyze([]string{"sh", "-c", s})
+		found := false
+		for _, m := range a.Marks {
+			if m.Severity == SeverityRunsUnseen {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no runs-unseen mark:\n%s", s, dump(a))
+		}
+	}
+}

@@ -528,7 +528,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		}
 		if r.Mark != "" {
 			sev := SeverityNote
-			if r.SecretMark {
+			switch {
+			case r.Runs:
+				sev = SeverityRunsUnseen
+			case r.SecretMark:
 				sev = SeverityExposes
 			}
 			w.mark(sev, line, r.SecretMark && len(w.envSecrets) > 0, "%s: %s", c.text, r.Mark)
