@@ -49,7 +49,7 @@ var checks = map[string]func(checkInput) checkResult{
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,
-	"migration-verb": checkMigrationVerb, "gh-api-method": checkGHAPIMethod, "gh-api-endpoint": checkGHAPIEndpoint, "cloud-verb": checkCloudVerb,
+	"migration-verb": checkMigrationVerb, "gh-api-method": checkGHAPIMethod, "gh-api-header": checkGHAPIHeader, "gh-api-endpoint": checkGHAPIEndpoint, "cloud-verb": checkCloudVerb,
 }
 
 // checkGitRefspec: a refspec that starts with "+" forces the update (it

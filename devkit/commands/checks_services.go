@@ -28,6 +28,25 @@ func checkGHAPIMethod(in checkInput) checkResult {
 	return checkResult{}
 }
 
+// checkGHAPIHeader: gh api -H adds a request header; only the two that
+// choose a response format or an API version are understood, since
+// others could override the method (X-HTTP-Method-Override) or the
+// credentials (Authorization).
+func checkGHAPIHeader(in checkInput) checkResult {
+	for _, w := range in.Words {
+		name, _, ok := strings.Cut(w, ":")
+		if !ok {
+			return checkResult{NotUnderstood: "gh api: the header " + Literal(w) + " is not NAME: VALUE"}
+		}
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "accept", "x-github-api-version":
+		default:
+			return checkResult{NotUnderstood: "gh api: the header " + Literal(name) + " is not one the device knows"}
+		}
+	}
+	return checkResult{}
+}
+
 // checkGHAPIEndpoint: gh api's endpoint is a path of the GitHub API (or
 // "graphql"); a full URL would take the token wherever it points.
 func checkGHAPIEndpoint(in checkInput) checkResult {

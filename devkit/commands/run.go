@@ -749,7 +749,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	hosts = append(hosts, w.gitRemoteHosts(m, line)...)
 	if net {
 		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
-		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, i, end), out)
+		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, m.eff.forSecret, i, end), out)
 	} else {
 		for _, h := range hosts {
 			w.hostMarks(h, line)
@@ -871,7 +871,7 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 }
 
 // network records where a command connects and what it sends there.
-func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin bool, i, end int) string {
+func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin bool, forSecret []string, i, end int) string {
 	line := c.line
 	hosts = uniq(hosts)
 	for _, h := range hosts {
@@ -891,6 +891,10 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 	}
 	if readsStdin {
 		switch {
+		case len(hosts) == 0 && slices.Contains(forSecret, c.in.taint):
+			// gh auth login --with-token <<<"$GH_TOKEN": a token of the
+			// program's own API, to no host the command line chose
+			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s's own API: its input carries secret %s, which is for it (line %d)", w.display(name), c.in.taint, line))
 		case c.in.taint != "":
 			w.mark(SeveritySecret, line, true, "sends its input, secret data (from %s), to %s: %s", w.display(c.in.taint), dest, c.text)
 		case c.in.stdin && len(w.stdinSecrets) > 0:
