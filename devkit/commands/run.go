@@ -336,8 +336,9 @@ func (w *walker) functionCall(c *simpleCmd, name string, body *syntax.Stmt, i, e
 	}
 	for k := i + 1; k < end; k++ {
 		if c.taints[k] != "" {
-			w.secretVars[fmt.Sprint(k-i)] = true
-			w.secretVars["*"], w.secretVars["@"] = true, true
+			w.taintVar(fmt.Sprint(k-i), c.taints[k])
+			w.taintVar("*", c.taints[k])
+			w.taintVar("@", c.taints[k])
 		}
 	}
 	w.inFunc[name] = true
@@ -549,7 +550,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	}
 	net := m.eff.net
 	if len(c.named) > 0 && !net {
-		w.mark(SeverityExposes, line, true, "uses secret %s: %s", strings.Join(uniq(c.named), ", "), c.text)
+		w.mark(SeverityExposes, line, true, "uses secret %s: %s", w.secretLabels(c.named), c.text)
 	}
 	codeFiles := slices.Clone(m.eff.readsCode)
 	optCodeFile := false
@@ -883,11 +884,11 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 		w.unseen["where "+name+" connects (from its configuration)"] = true
 	}
 	if len(c.named) > 0 && sentToItsAPI(c, name, uniq(c.named), hosts) {
-		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: sends secret %s to the API it is for (%s, line %d)", dest, strings.Join(uniq(c.named), ", "), w.display(name), line))
+		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: sends secret %s to the API it is for (%s, line %d)", dest, w.secretLabels(c.named), w.display(name), line))
 	} else if len(c.named) > 0 {
-		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", strings.Join(uniq(c.named), ", "), dest, c.text)
+		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", w.secretLabels(c.named), dest, c.text)
 	} else if t := firstTaint(c.taints[i:end]); t != "" && !sendsSecret {
-		w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s: %s", w.display(t), dest, c.text)
+		w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s: %s", w.secretLabel(t), dest, c.text)
 	}
 	if readsStdin {
 		switch {
@@ -952,14 +953,17 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 	case "cd", "pushd":
 		w.cd(ops)
 	case "read", "mapfile", "readarray":
-		if w.stdinTaint(c.in) != "" {
+		if t := w.stdinTaint(c.in); t != "" {
 			for k, o := range ops {
 				if c.ws[i+1+k].fixed && !strings.HasPrefix(o, "-") && isVarName(o) {
-					w.secretVars[o] = true
+					w.taintVar(o, t)
 				}
 			}
 			if name == "read" && !slices.ContainsFunc(ops, func(o string) bool { return !strings.HasPrefix(o, "-") }) {
-				w.secretVars["REPLY"] = true
+				w.taintVar("REPLY", t)
+			}
+			if name != "read" && !slices.ContainsFunc(ops, func(o string) bool { return !strings.HasPrefix(o, "-") }) {
+				w.taintVar("MAPFILE", t)
 			}
 		}
 	case "set":
@@ -978,6 +982,9 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 				w.computed(line, "printf -v")
 				if !c.ws[i+2+k].fixed || strings.Contains(ops[k+1], "[") {
 					w.reason(SeverityRunsUnseen, line, false, "printf -v %s assigns to a name with a subscript, which bash evaluates as code", w.display(ops[k+1]))
+				} else if t := firstTaint(c.taints[i+3+k : end]); t != "" && isVarName(ops[k+1]) {
+					// the formatted words, secret data included, are the variable's value
+					w.taintVar(ops[k+1], t)
 				}
 			}
 		}
@@ -995,7 +1002,7 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 			if key, val, ok := strings.Cut(wd.prefix, "="); ok && isVarName(key) {
 				w.envAssign(key, val, wd.fixed, line)
 				if c.taints[i+1+k] != "" {
-					w.secretVars[key] = true
+					w.taintVar(key, c.taints[i+1+k])
 				}
 			}
 			_ = o

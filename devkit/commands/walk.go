@@ -54,7 +54,8 @@ type walker struct {
 
 	envSecrets   map[string]string // variable -> secret name
 	stdinSecrets []string
-	secretVars   map[string]bool // delivered, or assigned from secret data (read)
+	secretVars   map[string]bool   // delivered, or assigned from secret data (read)
+	secretFrom   map[string]string // a variable of the script -> the secret data it came from (secretvars.go)
 
 	funcs     map[string]*syntax.Stmt
 	inFunc    map[string]bool
@@ -98,7 +99,7 @@ type netUse struct {
 
 func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
-		envSecrets: map[string]string{}, secretVars: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
+		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
 		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
 		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
@@ -436,7 +437,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				}
 			}
 			if taint != "" {
-				w.secretVars[l.Name.Value] = true
+				w.taintVar(l.Name.Value, taint)
 			}
 			if numbers {
 				w.numeric[l.Name.Value] = true
@@ -524,7 +525,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			for _, dev := range []string{"/dev/tcp/", "/dev/udp/"} {
 				if rest, ok := strings.CutPrefix(p, dev); ok {
 					h, _, _ := strings.Cut(rest, "/")
-					w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s through a redirection: %s", w.display(out), w.display(h), w.show(s))
+					w.mark(SeveritySecret, line, true, "sends secret data (%s) to %s through a redirection: %s", w.secretLabel(out), w.display(h), w.show(s))
 				}
 			}
 		}
@@ -1285,7 +1286,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 		w.mark(SeverityExposes, line, true, "sets secret variable %s", w.display(name))
 	}
 	if taint != "" {
-		w.secretVars[name] = true
+		w.taintVar(name, taint)
 	}
 	return taint
 }

