@@ -226,7 +226,8 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		return out
 	}
 	m := w.matchCached(p, c.ws[i+1:end])
-	return cmp.Or(w.apply(c, i, end, name, p, m), out)
+	// apply adds standard input's secret data when the command reads it
+	return cmp.Or(w.apply(c, i, end, name, p, m), firstTaint(c.taints[i:end]))
 }
 
 // matchCached matches a command, remembering the match of the same words
@@ -558,6 +559,20 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	var sends []string
 	sendsSecret := false
 	readsStdin := m.eff.readsStdin || m.eff.sendsStdin
+	readTaint := "" // secret data in the files it reads: what it writes carries it
+	// A command given input files does not read standard input (cp, cat
+	// FILE, base64 FILE), unless one of them is "-".
+	inputFiles, dash := false, false
+	for _, v := range m.values {
+		if v.k.name == "file" && v.w.fixed {
+			readTaint = cmp.Or(readTaint, w.heldData(v.w.val))
+			dash = dash || v.w.val == "-" || v.w.val == "/dev/stdin"
+			inputFiles = inputFiles || v.opt == ""
+		}
+	}
+	if dash || !inputFiles && (readsStdin || !noStdin[name]) {
+		out = cmp.Or(out, w.stdinTaint(c.in))
+	}
 	for _, v := range m.values {
 		wi := i + 1 + v.idx
 		switch v.k.name {
@@ -619,8 +634,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				break
 			}
 			w.checkWritePath("writes", v.w.val, v.w.fixed, v.w.shown, line)
-			if v.w.fixed && w.stdinTaint(c.in) != "" {
-				w.tainted[w.resolve(v.w.val)] = true
+			if src := cmp.Or(readTaint, out); v.w.fixed && src != "" {
+				w.taintFile(v.w.val, src)
 			}
 		case "file":
 			if v.w.fixed {
@@ -657,6 +672,11 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 					} else {
 						w.unbound.add(v.w.val, name+" reads it as code ("+v.opt+"); its contents are not bound", "")
 					}
+				}
+				if readTaint != "" && v.opt != "" && m.class != ClassReadOnly && !net && w.heldData(v.w.val) == "" {
+					// tar -cf x.tgz ~/.ssh: the file an option names, of
+					// a command that writes, may be written from it
+					w.taintFile(v.w.val, readTaint)
 				}
 				if net {
 					if what, secret := w.fileData(v.w.val); secret {
@@ -856,7 +876,7 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 			}
 			w.checkWritePath("writes", file, true, w.display(file), line)
 			if w.stdinTaint(c.in) != "" || firstTaint(c.taints) != "" {
-				w.tainted[w.resolve(file)] = true
+				w.taintFile(file, cmp.Or(w.stdinTaint(c.in), firstTaint(c.taints)))
 				w.mark(SeverityExposes, line, true, "%s writes its input, which carries secret data, to %s", name, w.display(file))
 			}
 		}

@@ -1,6 +1,7 @@
-// Variables that hold secret data, and which delivered secret each one
-// came from: a mark names the secret as the person gave it (its name and
-// the variable it was delivered in), not a variable the script made up.
+// Variables and files that hold secret data, and where that data came
+// from: a mark names the secret as the person gave it (its name and the
+// variable it was delivered in) or the credential file, not a variable or
+// a copy the script made.
 package commands
 
 import "strings"
@@ -52,4 +53,37 @@ func (w *walker) secretLabels(vars []string) string {
 		out = append(out, w.secretLabel(v))
 	}
 	return strings.Join(uniq(out), ", ")
+}
+
+// taintFile records that the script wrote secret data (from: a taint) into
+// the file p; a copy of a copy keeps the first origin.
+func (w *walker) taintFile(p, from string) {
+	if from == "" {
+		return
+	}
+	if o, ok := w.secretFrom[from]; ok {
+		from = o
+	}
+	w.tainted[w.resolve(p)] = from
+}
+
+// heldData is the secret data the file f holds, without a mark: a
+// credential file, a process's environment, or a file the script wrote
+// with secret data ("" for none).
+func (w *walker) heldData(f string) string {
+	switch {
+	case procEnviron(f):
+		return "the whole environment"
+	case credentialFile(f):
+		return "the credential file " + f
+	}
+	return w.tainted[w.resolve(f)]
+}
+
+// dataLabel names secret data for a mark: a variable by its secret.
+func (w *walker) dataLabel(t string) string {
+	if w.secretVars[t] {
+		return "secret " + w.secretLabel(t)
+	}
+	return w.display(t)
 }

@@ -66,7 +66,7 @@ type walker struct {
 	downloads map[string]int    // files a download saved, by resolved path
 	extracted int               // the line an archive from a download was unpacked
 	into      intoDirs          // directories the script wrote files into (extract.go)
-	tainted   map[string]bool   // resolved paths holding secret data
+	tainted   map[string]string // resolved paths holding secret data -> what data (secretvars.go)
 	programs  []progRef         // every program run: they inherit the environment
 	progSeen  map[string]bool
 	stdinRead []progRef
@@ -100,7 +100,7 @@ type netUse struct {
 func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
-		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]bool{}, progSeen: map[string]bool{},
+		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
 		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
@@ -521,7 +521,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	// /dev/tcp, the data is sent.
 	if out != "" {
 		for _, p := range outs {
-			w.tainted[p] = true
+			w.taintFile(p, out)
 			for _, dev := range []string{"/dev/tcp/", "/dev/udp/"} {
 				if rest, ok := strings.CutPrefix(p, dev); ok {
 					h, _, _ := strings.Cut(rest, "/")
