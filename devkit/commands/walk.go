@@ -78,6 +78,9 @@ type walker struct {
 	// callNamed collects the secret variables the words of the simple
 	// command being read name.
 	callNamed []string
+	// writtenSubsts are the >(...) substitutions of the statement being
+	// walked: walked after it, as they read what it writes.
+	writtenSubsts []procSubst
 
 	// For the class: constructs the read-only rule refuses in a script.
 	computes string // the first assignment, expansion or arithmetic, shown
@@ -112,6 +115,13 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		}
 	}
 	return w
+}
+
+// procSubst is a >(...) process substitution waiting for its statement.
+type procSubst struct {
+	stmts []*syntax.Stmt
+	depth int
+	label string
 }
 
 // flow is what a statement's input carries.
@@ -340,6 +350,9 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			w.mark(SeverityExposes, line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
 		}
 	}
+	savedSubsts := w.writtenSubsts
+	w.writtenSubsts = nil
+	defer func() { w.writtenSubsts = savedSubsts }()
 	rin, rnotes, heredocs, outs := w.redirects(s, line, &in)
 	w.rememberScript(s, in, line)
 	notes = append(notes, rnotes...)
@@ -516,6 +529,10 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	}
 	if rin != "" && out == "" {
 		out = rin
+	}
+	// >(cmd): cmd reads what the statement writes into that file.
+	for _, ps := range w.writtenSubsts {
+		w.subst(ps.stmts, ps.depth, ps.label, flow{taint: out, piped: w.show(s.Cmd)})
 	}
 	// A file written with secret data holds it from now on; written to
 	// /dev/tcp, the data is sent.
@@ -927,6 +944,11 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true})
 		case *syntax.ProcSubst:
 			w.computed(line, "a process substitution")
+			if p.Op == syntax.CmdOut {
+				w.writtenSubsts = append(w.writtenSubsts, procSubst{p.Stmts, depth, "alongside, reading what is written to the file " + w.show(p) + ", runs:"})
+				break
+			}
+			// <(cmd): the file's content is cmd's output.
 			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{})
 		case *syntax.ParamExp:
 			w.computed(line, "the parameter expansion "+w.show(p))
@@ -1361,6 +1383,9 @@ func (w *walker) checkWrite(verb string, wd *syntax.Word, line int) {
 func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line int) {
 	if w.onRemote > 0 {
 		return // the remote host's file, reported as what is sent there
+	}
+	if !fixed && strings.HasPrefix(shown, ">(") && strings.HasSuffix(shown, ")") {
+		return // a process substitution: a pipe to the command in it, no file
 	}
 	if !fixed {
 		clear(w.scripts) // it may be one of them
