@@ -12,7 +12,9 @@ type langFinding struct {
 	runs     string   // runs commands: why (not understood)
 	env      bool     // reads the whole environment
 	writes   []string // files it writes
-	readsAll bool     // reads files named at run time
+	dynWrite bool     // writes a file named at run time
+	reads    []string // files it reads by name
+	hosts    []string // hosts it connects to (gawk's /inet special files)
 }
 
 // langScanners are the languages the device reads; any other language is
@@ -23,18 +25,122 @@ var langScanners = map[string]func(string) (langFinding, bool){
 	"jq":  scanJq,
 }
 
+// scanAwk reads an awk program (https://www.gnu.org/software/gawk/manual/gawk.html):
+// system() and a pipe (print | "cmd", "cmd" | getline, |&) run commands;
+// print > "file" and >> write it; getline < "file" reads it; a file named
+// /inet/tcp/LPORT/HOST/RPORT (or /inet4, /inet6, udp) is a network
+// connection in gawk.
 func scanAwk(prog string) (langFinding, bool) {
 	var f langFinding
-	if strings.Contains(prog, "system") || strings.Contains(prog, "getline") || pipeInAwk(prog) {
-		f.runs = "the awk program runs commands (system, getline or a pipe)"
+	if strings.Contains(prog, "system") || pipeInAwk(prog) {
+		f.runs = "the awk program runs commands (system or a pipe)"
 	}
 	if strings.Contains(prog, "ENVIRON") || strings.Contains(prog, "PROCINFO") {
 		f.env = true
 	}
-	if strings.Contains(prog, "print >") || strings.Contains(prog, "printf >") || strings.Contains(prog, ">>") || strings.Contains(prog, "> \"") {
-		f.readsAll = true
-	}
+	awkRedirections(prog, &f)
 	return f, true
+}
+
+// awkRedirections finds the files a print statement writes (a > or >>
+// outside parentheses, up to the statement's end) and getline reads
+// (getline [var] < "file"), and the /inet files among all strings.
+func awkRedirections(prog string, f *langFinding) {
+	inPrint, depth := false, 0
+	for i := 0; i < len(prog); i++ {
+		c := prog[i]
+		switch {
+		case c == '"':
+			lit, end := awkString(prog, i)
+			if h := awkInetHost(lit); h != "" {
+				f.hosts = append(f.hosts, h)
+			}
+			i = end
+		case c == '\\':
+			i++
+		case awkWordAt(prog, i, "printf") || awkWordAt(prog, i, "print"):
+			inPrint, depth = true, 0
+		case awkWordAt(prog, i, "getline"):
+			j := i + len("getline")
+			j = skipSpace(prog, j)
+			for j < len(prog) && (isAwkNameByte(prog[j]) || prog[j] == '$') {
+				j++
+			}
+			j = skipSpace(prog, j)
+			if j < len(prog) && prog[j] == '<' {
+				j = skipSpace(prog, j+1)
+				if j < len(prog) && prog[j] == '"' {
+					lit, _ := awkString(prog, j)
+					f.reads = append(f.reads, lit)
+				}
+			}
+		case !inPrint:
+		case c == '(' || c == '[':
+			depth++
+		case c == ')' || c == ']':
+			depth--
+		case c == ';' || c == '}' || c == '\n':
+			inPrint = false
+		case c == '>' && depth == 0:
+			j := i + 1
+			if j < len(prog) && prog[j] == '>' {
+				j++
+			}
+			j = skipSpace(prog, j)
+			if j < len(prog) && prog[j] == '"' {
+				lit, end := awkString(prog, j)
+				if awkInetHost(lit) == "" {
+					f.writes = append(f.writes, lit)
+				} else {
+					f.hosts = append(f.hosts, awkInetHost(lit))
+				}
+				i = end
+			} else {
+				f.dynWrite = true
+				i = j - 1
+			}
+			inPrint = false
+		}
+	}
+}
+
+// awkString is the string literal starting at the quote at i, and the
+// index of its closing quote.
+func awkString(s string, i int) (string, int) {
+	var b strings.Builder
+	j := i + 1
+	for ; j < len(s) && s[j] != '"'; j++ {
+		if s[j] == '\\' && j+1 < len(s) {
+			j++
+		}
+		b.WriteByte(s[j])
+	}
+	return b.String(), j
+}
+
+// awkInetHost is the host of a gawk network special file ("" if none).
+func awkInetHost(name string) string {
+	parts := strings.Split(name, "/")
+	if len(parts) < 6 || parts[0] != "" || !strings.HasPrefix(parts[1], "inet") {
+		return ""
+	}
+	return parts[4]
+}
+
+func awkWordAt(s string, i int, word string) bool {
+	return strings.HasPrefix(s[i:], word) && (i == 0 || !isAwkNameByte(s[i-1])) &&
+		(i+len(word) == len(s) || !isAwkNameByte(s[i+len(word)]))
+}
+
+func isAwkNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 // pipeInAwk reports a | outside strings that is not ||.

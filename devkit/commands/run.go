@@ -560,19 +560,12 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	sendsSecret := false
 	readsStdin := m.eff.readsStdin || m.eff.sendsStdin
 	readTaint := "" // secret data in the files it reads: what it writes carries it
-	// A command given input files does not read standard input (cp, cat
-	// FILE, base64 FILE), unless one of them is "-".
-	inputFiles, dash := false, false
 	for _, v := range m.values {
 		if v.k.name == "file" && v.w.fixed {
 			readTaint = cmp.Or(readTaint, w.heldData(v.w.val))
-			dash = dash || v.w.val == "-" || v.w.val == "/dev/stdin"
-			inputFiles = inputFiles || v.opt == ""
 		}
 	}
-	if dash || !inputFiles && (readsStdin || !noStdin[name]) {
-		out = cmp.Or(out, w.stdinTaint(c.in))
-	}
+	out = cmp.Or(out, w.inputTaint(c, name, m))
 	for _, v := range m.values {
 		wi := i + 1 + v.idx
 		switch v.k.name {
@@ -797,6 +790,23 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	return out
 }
 
+// inputTaint is the secret data on standard input when the command reads
+// it: a command given input files does not (cp, cat FILE, base64 FILE,
+// awk PROG FILE), unless one of them is "-".
+func (w *walker) inputTaint(c *simpleCmd, name string, m *match) string {
+	inputFiles, dash := false, false
+	for _, v := range m.values {
+		if v.k.name == "file" && v.w.fixed {
+			dash = dash || v.w.val == "-" || v.w.val == "/dev/stdin"
+			inputFiles = inputFiles || v.opt == ""
+		}
+	}
+	if dash || !inputFiles && (m.eff.readsStdin || m.eff.sendsStdin || !noStdin[name]) {
+		return w.stdinTaint(c.in)
+	}
+	return ""
+}
+
 // recordChange remembers a file a command changes (for write, then run).
 func (w *walker) recordChange(f string, line int) {
 	w.recordWrite(f, line, "changed")
@@ -875,16 +885,32 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 				continue
 			}
 			w.checkWritePath("writes", file, true, w.display(file), line)
-			if w.stdinTaint(c.in) != "" || firstTaint(c.taints) != "" {
-				w.taintFile(file, cmp.Or(w.stdinTaint(c.in), firstTaint(c.taints)))
+			if t := cmp.Or(w.inputTaint(c, name, m), firstTaint(c.taints)); t != "" {
+				w.taintFile(file, t)
 				w.mark(SeverityExposes, line, true, "%s writes its input, which carries secret data, to %s", name, w.display(file))
+			}
+		}
+		if f.dynWrite {
+			w.checkWritePath("writes", "", false, "a file the "+name+" program names at run time", line)
+		}
+		taint := ""
+		for _, file := range f.reads {
+			taint = cmp.Or(taint, w.heldData(file)) // its text is marked by the word's check
+		}
+		if len(f.hosts) > 0 {
+			// what the program prints there: its input, its files, and the
+			// environment when it reads it
+			w.mark(SeverityNetwork, line, false, "the %s program connects to %s (a network special file, /inet/...)", name, strings.Join(uniq(f.hosts), ", "))
+			w.network(c, name, f.hosts, nil, false, true, nil, 0, len(c.ws))
+			if f.env {
+				w.mark(SeveritySecret, line, true, "the %s program can send the whole environment, secret variables included, to %s", name, strings.Join(uniq(f.hosts), ", "))
 			}
 		}
 		if f.env {
 			w.mark(SeverityExposes, line, true, "the %s program reads the whole environment, secret variables included", name)
 			return "the whole environment"
 		}
-		return ""
+		return taint
 	}
 	secret := strings.Contains(text, "environ") || strings.Contains(text, "ENV") || strings.Contains(text, "getenv")
 	w.mark(SeverityRunsUnseen, line, secret, "%s runs %s code given on its command line, which the device does not follow: %s", name, langName(lang), w.display(text))
