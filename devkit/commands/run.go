@@ -929,7 +929,7 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 		dest = "(no destination the device can see)"
 		w.unseen["where "+name+" connects (from its configuration)"] = true
 	}
-	if len(c.named) > 0 && sentToItsAPI(c, name, uniq(c.named), hosts) {
+	if len(c.named) > 0 && sentToItsAPI(c, name, w.deliveredOrigins(uniq(c.named)), hosts) {
 		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: sends secret %s to the API it is for (%s, line %d)", dest, w.secretLabels(c.named), w.display(name), line))
 	} else if len(c.named) > 0 {
 		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", w.secretLabels(c.named), dest, c.text)

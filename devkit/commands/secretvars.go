@@ -46,6 +46,22 @@ func (w *walker) secretLabel(v string) string {
 	return w.display(o) + " (copied into $" + w.display(v) + ")"
 }
 
+// deliveredOrigins maps each variable to the delivered variable its data
+// was copied from (printf -v auth 'Bearer %s' "$GH_TOKEN" makes auth
+// GH_TOKEN's), so a copy is judged by what the secret is for.
+func (w *walker) deliveredOrigins(vars []string) []string {
+	out := make([]string, 0, len(vars))
+	for _, v := range vars {
+		if o, ok := w.secretFrom[v]; ok {
+			if _, delivered := w.envSecrets[o]; delivered {
+				v = o
+			}
+		}
+		out = append(out, v)
+	}
+	return uniq(out)
+}
+
 // secretLabels names each of the variables (uniq'd).
 func (w *walker) secretLabels(vars []string) string {
 	var out []string
