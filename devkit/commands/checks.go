@@ -50,6 +50,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"docker-env":       checkDockerEnv,
 	"docker-env-file":  checkDockerEnvFile,
 	"docker-network":   checkDockerNetwork,
+	"psql-var":         checkPsqlVar, // checks_psql.go
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,

@@ -557,6 +557,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	codeFiles := slices.Clone(m.eff.readsCode)
 	optCodeFile := false
 	var hosts []string
+	var connSecrets []connWord
 	var sends []string
 	sendsSecret := false
 	readsStdin := m.eff.readsStdin || m.eff.sendsStdin
@@ -580,6 +581,14 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			if !v.w.fixed {
 				hosts = append(hosts, "(a destination decided at run time)")
 			} else if h := hostOfHost(v.w.val); h != "" {
+				hosts = append(hosts, h)
+			}
+		case "conninfo":
+			// An attached value (--dbname="$URL") is shown with its option.
+			shown := strings.TrimPrefix(strings.TrimPrefix(v.w.shown, cmpOr(v.opt, "\x00")), "=")
+			if secret := wholeVar(shown); secret != "" && w.envSecrets[secret] != "" {
+				connSecrets = append(connSecrets, connWord{secret, wi})
+			} else if h := conninfoHost(v.w); h != "" {
 				hosts = append(hosts, h)
 			}
 		case "url":
@@ -752,6 +761,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	hosts = append(hosts, w.gitRemoteHosts(m, line)...)
 	if net {
 		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
+		if len(connSecrets) > 0 && len(hosts) == 0 {
+			c = w.toItsServer(c, name, connSecrets)
+		}
 		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, m.eff.forSecret, i, end), out)
 	} else {
 		for _, h := range hosts {

