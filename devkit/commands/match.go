@@ -378,7 +378,8 @@ func (m *match) option(n *node, words []word, i, base int) int {
 			return -1
 		}
 		if attached && !w.fixed {
-			return m.optionValueWord(n, o, name, words, i, base, word{prefix: val, shown: w.shown})
+			at, _ := strings.CutPrefix(w.atDir, name+"=") // --volume="$PWD":/src
+			return m.optionValueWord(n, o, name, words, i, base, word{prefix: val, shown: w.shown, atDir: at})
 		}
 		return m.optionValue(n, o, name, words, i, base, val, attached)
 	}

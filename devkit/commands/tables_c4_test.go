@@ -15,6 +15,8 @@ func TestDockerWorkDirAndMounts(t *testing.T) {
 		{script: `docker run --rm -v "${PWD}:/src" alpine ls`},
 		{script: `docker run --rm -v "$(pwd)"/build:/out alpine ls`},
 		{script: "docker run --rm -v `pwd`:/src alpine ls"},
+		{script: `docker run --rm --volume="$PWD":/src alpine ls`},
+		{script: `docker run --rm --volume="$HOME":/src alpine ls`, flagged: true, want: "decided at run time"},
 		{script: `cd sub && docker run --rm -v "$PWD":/src alpine ls`},
 		{script: `cd / && docker run --rm -v "$PWD":/src alpine ls`, flagged: true, want: "the host's /"},
 		{script: `cd "$D" && docker run --rm -v "$PWD":/src alpine ls`, flagged: true, want: "decided at run time"},
