@@ -46,6 +46,11 @@ var checks = map[string]func(checkInput) checkResult{
 	"git-other-repo":   checkGitOtherRepo,
 	"git-work-tree":    checkGitWorkTree,
 	"docker-volume":    checkDockerVolume,
+	"docker-mount":     checkDockerMount, // checks_docker.go
+	"docker-env":       checkDockerEnv,
+	"docker-env-file":  checkDockerEnvFile,
+	"docker-network":   checkDockerNetwork,
+	"psql-var":         checkPsqlVar, // checks_psql.go
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,

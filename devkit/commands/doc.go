@@ -74,7 +74,9 @@
 // alternative last.
 //
 // Kinds: word, number, enum:A|B, pattern, file (read), out (written), dir,
-// host (a destination), url (its host is the destination), code:sh (the
+// host (a destination), url (its host is the destination), conninfo (a
+// database connection string: its host is the destination, and a secret
+// that is the whole string goes to the server it names), code:sh (the
 // walk parses and follows it), code:LANG (shown and marked "runs LANG
 // code"), argv (the rest is a command the walk follows; after a host
 // operand, a command run on that host), program (a program that is run:

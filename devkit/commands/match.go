@@ -19,6 +19,10 @@ type word struct {
 	fixed  bool   // the value cannot change at run time
 	prefix string // the literal text before the first expansion
 	shown  string // as written in the script (display form)
+	// atDir is the value of a word that starts with the working directory
+	// ("$PWD"/x, "$(pwd)"/x) and is otherwise literal, resolved from the
+	// directory the walk tracks ("./x" inside the project); "" when not.
+	atDir string
 }
 
 // valueUse is one option value or operand with the kind its table gives.
@@ -207,7 +211,7 @@ func (m *match) node(n *node, words []word, base int) {
 	m.eff.merge(n.eff)
 	if len(n.eff.checks) > 0 {
 		for _, c := range n.eff.checks {
-			m.checks = append(m.checks, checkUse{c, fixedVals(words)})
+			m.checks = append(m.checks, checkUse{c, checkVals(words)})
 		}
 	}
 	for _, f := range n.forms {
@@ -374,7 +378,8 @@ func (m *match) option(n *node, words []word, i, base int) int {
 			return -1
 		}
 		if attached && !w.fixed {
-			return m.optionValueWord(n, o, name, words, i, base, word{prefix: val, shown: w.shown})
+			at, _ := strings.CutPrefix(w.atDir, name+"=") // --volume="$PWD":/src
+			return m.optionValueWord(n, o, name, words, i, base, word{prefix: val, shown: w.shown, atDir: at})
 		}
 		return m.optionValue(n, o, name, words, i, base, val, attached)
 	}
@@ -572,7 +577,7 @@ func (m *match) addValueKind(o *option, k kind, name string, idx int, v word) {
 		m.valueKinds = append(m.valueKinds, kind{name: "code", lang: "*"})
 	}
 	for _, c := range o.eff.checks {
-		m.checks = append(m.checks, checkUse{c, []string{v.val}})
+		m.checks = append(m.checks, checkUse{c, checkVals([]word{v})})
 	}
 }
 
@@ -778,11 +783,21 @@ func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int,
 		k := kinds[j]
 		code := k.name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)
 		m.values = append(m.values, valueUse{k: k, idx: base + i, w: words[i], eff: &f.eff, codeFile: code})
-		vals = append(vals, words[i].val)
+		vals = append(vals, checkVals(words[i:i+1])...)
 	}
 	for _, c := range f.eff.checks {
 		m.checks = append(m.checks, checkUse{c, vals})
 	}
+}
+
+// checkVals are the words as a named check sees them: the fixed value, or
+// for a word that starts with the working directory its resolved value.
+func checkVals(ws []word) []string {
+	out := make([]string, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, cmpOr(w.val, w.atDir))
+	}
+	return out
 }
 
 func fixedVals(ws []word) []string {

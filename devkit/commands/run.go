@@ -86,6 +86,9 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 			p = literalPrefix(wd)
 		}
 		cmd.ws[k] = word{val: v, fixed: fixed, prefix: p, shown: w.show(wd)}
+		if !fixed {
+			cmd.ws[k].atDir = w.atWorkDir(wd)
+		}
 		cmd.taints[k] = cmp.Or(w.word(wd, depth, line), w.skeletonChecks(wd, line))
 	}
 	cmd.named = w.callNamed
@@ -556,6 +559,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	codeFiles := slices.Clone(m.eff.readsCode)
 	optCodeFile := false
 	var hosts []string
+	var connSecrets []connWord
 	var sends []string
 	sendsSecret := false
 	readsStdin := m.eff.readsStdin || m.eff.sendsStdin
@@ -586,6 +590,14 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			if !v.w.fixed {
 				hosts = append(hosts, "(a destination decided at run time)")
 			} else if h := hostOfHost(v.w.val); h != "" {
+				hosts = append(hosts, h)
+			}
+		case "conninfo":
+			// An attached value (--dbname="$URL") is shown with its option.
+			shown := strings.TrimPrefix(strings.TrimPrefix(v.w.shown, cmpOr(v.opt, "\x00")), "=")
+			if secret := wholeVar(shown); secret != "" && w.envSecrets[secret] != "" {
+				connSecrets = append(connSecrets, connWord{secret, wi})
+			} else if h := conninfoHost(v.w); h != "" {
 				hosts = append(hosts, h)
 			}
 		case "url":
@@ -716,7 +728,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		}
 	}
 	for _, f := range files {
-		if wl, wf := w.writtenMatch(f); wl > 0 {
+		if wl, wf := w.writtenMatch(f); wl > 0 && w.inertConfig(wf) {
+			w.mark(SeverityNote, line, false, "%s reads %s, which the script wrote at line %d with keys that run nothing", name, w.display(wf), wl)
+			w.configSecrets(wf, name, line)
+		} else if wl > 0 {
 			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
 		}
 	}
@@ -763,6 +778,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	hosts = append(hosts, w.gitRemoteHosts(m, line)...)
 	if net {
 		w.netUses = append(w.netUses, netUse{form: form, forSecret: m.eff.forSecret, readsStdin: readsStdin})
+		if len(connSecrets) > 0 && len(hosts) == 0 {
+			c = w.toItsServer(c, name, connSecrets)
+		}
 		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, m.eff.forSecret, i, end), out)
 	} else {
 		for _, h := range hosts {

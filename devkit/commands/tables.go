@@ -467,7 +467,7 @@ func (p *tableParser) parseKind(s string) (kind, bool) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	k.name = name
 	switch name {
-	case "word", "number", "pattern", "file", "out", "dir", "host", "url", "argv", "program", "lib", "any", "assign":
+	case "word", "number", "pattern", "file", "out", "dir", "host", "url", "conninfo", "argv", "program", "lib", "any", "assign":
 		if hasArg {
 			p.errorf("kind %s takes no \":\" argument", name)
 			return k, false

@@ -533,7 +533,7 @@ var t2ContainersCases = []t2Case{
 	{name: "docker run mounts the host root", script: "docker run -v /:/mnt --rm -it alpine chroot /mnt sh", reason: "-v"},
 	{name: "docker run privileged", script: "docker run --rm -it --privileged -u root alpine", reason: "--privileged"},
 	{name: "docker run host pid", script: "docker run --pid=host alpine", reason: "--pid"},
-	{name: "docker run host network", script: "docker run --net=host alpine", reason: "--net"},
+	{name: "docker run host network", script: "docker run --net=host alpine", understood: true, mark: "shares the host's network"},
 	{name: "docker run mount option", script: "docker run --mount type=bind,src=/,dst=/h alpine", reason: "--mount"},
 	{name: "docker build from a here-document", script: "docker build -t x - <<'EOF'\nFROM alpine\nRUN id\nEOF", understood: true, mark: "here-document"},
 	{name: "docker build with a Dockerfile written first", script: "printf 'FROM alpine\\n' > build.df; docker build -f build.df .", reason: "write, then run"},

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -787,6 +788,54 @@ func literalPrefix(w *syntax.Word) string {
 	return b.String()
 }
 
+// atWorkDir resolves a word that holds the working directory ($PWD,
+// ${PWD}, $(pwd) or `pwd`, quoted or not) once, at its start or right
+// after a literal "KEY=" (--mount source=$PWD), and is literal otherwise,
+// from the directory the walk tracks through cd: "./rest" when that is
+// inside the project, else the absolute path. "" when the word is anything
+// else, or when the walk no longer knows the directory (a computed cd, or
+// a script that set PWD itself).
+func (w *walker) atWorkDir(wd *syntax.Word) string {
+	if w.cwd == "" || w.wd == "" {
+		return ""
+	}
+	const marker = "\x00workdir\x00"
+	found := 0
+	swap := func(ps []syntax.WordPart) []syntax.WordPart {
+		out := slices.Clone(ps)
+		for i, p := range out {
+			switch w.show(p) {
+			case "$PWD", "${PWD}", "$(pwd)", "`pwd`":
+				out[i] = &syntax.Lit{Value: marker}
+				found++
+			}
+		}
+		return out
+	}
+	parts := swap(wd.Parts)
+	for i, p := range parts {
+		if dq, ok := p.(*syntax.DblQuoted); ok {
+			parts[i] = &syntax.DblQuoted{Parts: swap(dq.Parts)}
+		}
+	}
+	v, fixed := w.value(&syntax.Word{Parts: parts})
+	before, tail, _ := strings.Cut(v, marker)
+	if !fixed || found != 1 || before != "" && !strings.HasSuffix(before, "=") {
+		return ""
+	}
+	dir := w.cwd
+	root := strings.TrimSuffix(w.wd, "/") + "/"
+	switch {
+	case tail != "" && !strings.ContainsAny(tail[:1], "/:,"):
+		// "$PWD"x names a sibling of the directory, not a file inside.
+	case dir == w.wd:
+		dir = "."
+	case strings.HasPrefix(dir, root):
+		dir = "./" + strings.TrimPrefix(dir, root)
+	}
+	return before + dir + tail
+}
+
 // unescapeLit removes the backslashes of an unquoted literal (\x is x,
 // backslash-newline disappears).
 func unescapeLit(s string) string { return unescape(s, "") }
@@ -1288,6 +1337,9 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 		return taint
 	}
 	name := a.Name.Value
+	if name == "PWD" {
+		w.cwd = "" // $PWD no longer names the directory the walk tracks
+	}
 	value, fixed := "", a.Value == nil && a.Array == nil
 	if a.Value != nil {
 		value, fixed = w.value(a.Value)
@@ -1428,9 +1480,10 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 // recordWrite remembers a file the script writes, the first time, and how.
 func (w *walker) recordWrite(p string, line int, how string) {
 	r := w.resolve(p)
-	if ws, ok := w.scripts[r]; ok && ws.line != line {
-		delete(w.scripts, r) // written again: its text is no longer known
-	}
+	// Written again (even on the line that wrote it whole: printf > F;
+	// echo >> F): its text is no longer known. A whole write records its
+	// text after its own redirection, so this never forgets that one.
+	delete(w.scripts, r)
 	if _, ok := w.written[r]; !ok {
 		w.written[r] = line
 		w.how[r] = how

@@ -1,8 +1,12 @@
-// A script file the script wrote itself with `cat > FILE <<'EOF'` and a
-// here-document with no expansions: the device has its text, so running
-// it (./FILE, sh FILE, . FILE) is followed as a nested script, shown and
-// walked like sh -c, instead of "write, then run". Any other write to the
-// same file since makes its text unknown again (recordWrite forgets it).
+// A file the script wrote whole from text it gives literally (`cat >
+// FILE <<'EOF'` with a here-document with no expansions, printf FORMAT
+// with no conversions, echo WORDS): the device has its text, so running
+// a here-document's file (./FILE, sh FILE, . FILE) is followed as a
+// nested script, shown and walked like sh -c, and a configuration whose
+// keys the device can judge (inert_config.go) is judged, instead of
+// "write, then run"; a printed file is not followed as a script. Any other
+// write to the same file since makes its text unknown again (recordWrite
+// forgets it).
 package commands
 
 import (
@@ -17,18 +21,18 @@ import (
 type writtenScript struct {
 	text string
 	line int
+	// printed: written by printf or echo, whose text is judged only as a
+	// configuration (inert_config.go), not followed as a script.
+	printed bool
 }
 
-// rememberScript records `cat > FILE` fed a fixed here-document.
+// rememberScript records a file written whole with a fixed text.
 func (w *walker) rememberScript(s *syntax.Stmt, in flow, line int) {
 	c, ok := s.Cmd.(*syntax.CallExpr)
-	if !ok || in.hdoc == nil || len(c.Args) != 1 || len(c.Assigns) > 0 {
+	if !ok || len(c.Args) == 0 || len(c.Assigns) > 0 {
 		return
 	}
-	if name, fixed := w.value(c.Args[0]); !fixed || name != "cat" && name != "/bin/cat" && name != "/usr/bin/cat" {
-		return
-	}
-	text, fixed := fixedWord(in.hdoc.Hdoc)
+	text, fixed := w.literalOutput(c, in)
 	var target string
 	for _, r := range s.Redirs {
 		switch r.Op {
@@ -48,7 +52,44 @@ func (w *walker) rememberScript(s *syntax.Stmt, in flow, line int) {
 	if target == "" || !fixed {
 		return
 	}
-	w.scripts[target] = writtenScript{text: text, line: line}
+	w.scripts[target] = writtenScript{text: text, line: line, printed: in.hdoc == nil}
+}
+
+// literalOutput is the whole output of a command that prints only text
+// it gives literally: cat fed a fixed here-document, printf with one
+// format that converts nothing (escapes \n, \t and \\ only), echo with
+// words and no backslash (shells differ on echo's escapes).
+func (w *walker) literalOutput(c *syntax.CallExpr, in flow) (string, bool) {
+	words := make([]string, 0, len(c.Args))
+	for _, a := range c.Args {
+		v, fixed := w.value(a)
+		if !fixed {
+			return "", false
+		}
+		words = append(words, v)
+	}
+	switch words[0] {
+	case "cat", "/bin/cat", "/usr/bin/cat":
+		if in.hdoc == nil || len(words) != 1 {
+			return "", false
+		}
+		return fixedWord(in.hdoc.Hdoc)
+	case "printf":
+		if in.hdoc != nil || len(words) != 2 || strings.ContainsRune(strings.ReplaceAll(words[1], "%%", ""), '%') {
+			return "", false
+		}
+		if strings.ContainsRune(strings.NewReplacer(`\\`, "", `\n`, "", `\t`, "").Replace(words[1]), '\\') {
+			return "", false // another escape (\c, \0NNN, \x): not read here
+		}
+		return strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t", "%%", "%").Replace(words[1]), true
+	case "echo":
+		rest := words[1:]
+		if in.hdoc != nil || len(rest) > 0 && strings.HasPrefix(rest[0], "-") || strings.Contains(strings.Join(rest, " "), `\`) {
+			return "", false
+		}
+		return strings.Join(rest, " ") + "\n", true
+	}
+	return "", false
 }
 
 // followWritten walks the text of a script file the script wrote, as the
@@ -56,7 +97,7 @@ func (w *walker) rememberScript(s *syntax.Stmt, in flow, line int) {
 // device does not have that text, or it is not a shell script.
 func (w *walker) followWritten(file, sh string, c *simpleCmd) bool {
 	ws, ok := w.scripts[w.resolve(file)]
-	if !ok {
+	if !ok || ws.printed {
 		return false
 	}
 	if first, _, _ := strings.Cut(ws.text, "\n"); strings.HasPrefix(first, "#!") {

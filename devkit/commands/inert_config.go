@@ -1,0 +1,89 @@
+// Configuration files the script wrote whole with a literal text
+// (written_script.go), judged by their keys instead of "write, then run":
+// a program that reads one runs no code the script put there when every
+// key is one that runs nothing. The keys are data, per file name; a key
+// not listed (or a line that is no KEY=VALUE) keeps write, then run.
+package commands
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// inertConfigKeys are, per file name, the keys that run nothing; "*"
+// stands for any text (a host, a scope). .npmrc, from
+// https://docs.npmjs.com/cli/v10/configuring-npm/npmrc and
+// https://docs.npmjs.com/cli/v10/using-npm/config: registries and their
+// tokens, and switches of how npm saves, reports and checks. Absent on
+// purpose: script-shell, shell, editor, git, node-options,
+// onload-script, browser, viewer (programs npm runs), prefix,
+// globalconfig, userconfig (where npm reads more configuration and
+// installs programs).
+var inertConfigKeys = map[string][]string{
+	".npmrc": {"registry", "@*:registry", "//*:_authToken", "//*:always-auth", "always-auth", "save-exact",
+		"engine-strict", "fund", "audit", "progress", "loglevel"},
+}
+
+// inertConfig reports whether the file at resolved path p was written
+// whole with a text the device knows, and every key it sets is one its
+// name's list says runs nothing.
+func (w *walker) inertConfig(p string) bool {
+	ws, ok := w.scripts[p]
+	keys := inertConfigKeys[path.Base(p)]
+	if !ok || keys == nil {
+		return false
+	}
+	for _, l := range strings.Split(ws.text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || l[0] == '#' || l[0] == ';' {
+			continue
+		}
+		key, _, ok := strings.Cut(l, "=")
+		if !ok || !matchesAny(strings.TrimSpace(key), keys) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchesAny reports whether key is one of the patterns, where "*" in a
+// pattern stands for any text without "=" (one "*" at most).
+func matchesAny(key string, patterns []string) bool {
+	for _, p := range patterns {
+		before, after, star := strings.Cut(p, "*")
+		if !star && key == p || star && len(key) > len(before)+len(after) && strings.HasPrefix(key, before) && strings.HasSuffix(key, after) {
+			return true
+		}
+	}
+	return false
+}
+
+// configSecrets shows where a configuration the script wrote sends a
+// delivered secret it names as ${VAR} (npm expands it from the
+// environment): an .npmrc line //HOST/:_authToken=${VAR} gives VAR to
+// HOST. To a host the secret's API is, a destination line; elsewhere, a
+// mark.
+func (w *walker) configSecrets(p, name string, line int) {
+	ws := w.scripts[p]
+	for _, l := range strings.Split(ws.text, "\n") {
+		key, val, _ := strings.Cut(strings.TrimSpace(l), "=")
+		for v, secret := range w.envSecrets {
+			if !strings.Contains(val, "${"+v+"}") {
+				continue
+			}
+			host, ok := strings.CutPrefix(key, "//")
+			if end := strings.IndexAny(host, "/:"); ok && end > 0 {
+				host = host[:end]
+			} else {
+				host = "(the registry the configuration names)"
+			}
+			if slices.Contains(apiHostsByVariable[v], host) {
+				w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: %s sends secret %s, which %s names for it (line %d)", host, w.display(name), v, w.display(path.Base(p)), line))
+				continue
+			}
+			w.mark(SeveritySecret, line, true, "%s sends secret %s (%s) to %s, as %s written at line %d says", w.display(name), v, secret, w.display(host), w.display(path.Base(p)), ws.line)
+		}
+	}
+}
