@@ -51,15 +51,15 @@ func checkDockerMount(in checkInput) checkResult {
 
 // checkDockerEnv: -e NAME (or --env NAME=$NAME) and --env-file hand
 // variables to the image's code, which the device does not see: a secret
-// among them is given to that code.
+// among them is given to that code, which runs unseen (ordered so).
 func checkDockerEnv(in checkInput) checkResult {
 	for _, v := range in.Words {
 		name, _, _ := strings.Cut(v, "=")
 		if secret, ok := in.SecretEnv[name]; ok {
-			return checkResult{Mark: "gives secret " + secret + " to the image's code (-e " + name + ")", SecretMark: true}
+			return checkResult{Mark: "gives secret " + secret + " to the image's code (-e " + name + ")", SecretMark: true, Runs: true}
 		}
 		if v == "" && len(in.SecretEnv) > 0 {
-			return checkResult{Mark: "gives the image's code a variable decided at run time, possibly a secret", SecretMark: true}
+			return checkResult{Mark: "gives the image's code a variable decided at run time, possibly a secret", SecretMark: true, Runs: true}
 		}
 	}
 	return checkResult{}
@@ -68,7 +68,7 @@ func checkDockerEnv(in checkInput) checkResult {
 // checkDockerEnvFile: --env-file FILE hands the image's code every
 // variable the file names, which the device does not read.
 func checkDockerEnvFile(in checkInput) checkResult {
-	return checkResult{Mark: "gives the image's code the variables in " + Literal(strings.Join(in.Words, " ")) + ", which the device does not read", SecretMark: true}
+	return checkResult{Mark: "gives the image's code the variables in " + Literal(strings.Join(in.Words, " ")) + ", which the device does not read", SecretMark: true, Runs: true}
 }
 
 // checkDockerNetwork: --network host shares the host's network stack (its

@@ -1,0 +1,87 @@
+// The fresh corpus as a regression test: 120 scripts (45 benign, 75
+// hostile) written for Step 20 by a person who had not read the tables,
+// from the issue's kinds (write then run, programs' own code-running
+// options, secret routes, a danger at the end of a long script, remote
+// hosts and containers). Each hostile entry says the least severe mark
+// that tells its danger; a benign one must be understood with no mark
+// of a secret sent or code run unseen.
+package commands
+
+import (
+	"encoding/json"
+	"os"
+	"path"
+	"testing"
+)
+
+type corpusEntry struct {
+	ID      string   `json:"id"`
+	Kind    string   `json:"kind"`
+	Benign  bool     `json:"benign"`
+	Argv    []string `json:"argv"`
+	Secrets []struct {
+		Name  string `json:"name"`
+		Env   string `json:"env"`
+		Stdin bool   `json:"stdin"`
+	} `json:"secrets"`
+	Expect string `json:"expect"`
+	Danger string `json:"danger"`
+}
+
+// corpusSeverity is the least severity a hostile entry's mark must have.
+var corpusSeverity = map[string]Severity{
+	"runs":    SeverityRunsUnseen,
+	"secret":  SeverityExposes,
+	"network": SeverityNetwork,
+	"writes":  SeverityWrites,
+}
+
+func TestFreshCorpus(t *testing.T) {
+	data, err := os.ReadFile("testdata/corpus-fresh.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []corpusEntry
+	if err := json.Unmarshal(data, &entries); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 120 {
+		t.Fatalf("the corpus has %d entries, want 120", len(entries))
+	}
+	honest := 0
+	for _, e := range entries {
+		r := Request{Argv: e.Argv, Executable: "/usr/bin/" + path.Base(e.Argv[0]), Dir: "/work/app"}
+		for _, s := range e.Secrets {
+			r.Secrets = append(r.Secrets, Secret{Name: s.Name, Env: s.Env, Stdin: s.Stdin})
+		}
+		a := testAnalyzer.Analyze(r)
+		ok := true
+		if e.Benign {
+			ok = a.Understood
+			for _, m := range a.Marks {
+				if m.Severity >= SeveritySecret {
+					ok = false
+				}
+			}
+		} else {
+			want, known := corpusSeverity[e.Expect]
+			if !known {
+				t.Fatalf("%s: expect %q is not a severity", e.ID, e.Expect)
+			}
+			ok = !a.Understood
+			for _, m := range a.Marks {
+				ok = ok || m.Severity >= want
+			}
+		}
+		if ok {
+			honest++
+			continue
+		}
+		what := "hostile, shown understood with no mark of its danger"
+		if e.Benign {
+			what = "benign, shown not understood or with a serious mark"
+		}
+		t.Errorf("%s (%s): %s: %s\n%s", e.ID, e.Kind, what, e.Danger, dump(a))
+	}
+	t.Logf("%d of %d honest", honest, len(entries))
+}
