@@ -518,6 +518,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(m.checks) > 0 {
 		argv = fixedVals(c.ws[i:end])
 	}
+	var patch intoDir // the patch it applies, when the script wrote, downloaded or piped it
 	for _, ch := range m.checks {
 		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets})
 		if r.NotUnderstood != "" {
@@ -531,6 +532,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			switch {
 			case r.Runs:
 				sev = SeverityRunsUnseen
+			case r.Network:
+				sev = SeverityNetwork
 			case r.SecretMark:
 				sev = SeverityExposes
 			}
@@ -538,6 +541,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		}
 		if r.Output != "" && len(w.envSecrets) > 0 {
 			out = r.Output
+		}
+		if r.WritesUnnamed {
+			patch = w.patchSource(c, m, line)
 		}
 	}
 	if m.problem != "" {
@@ -705,6 +711,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if wl, wf := w.writtenMatch(f); wl > 0 {
 			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
 		}
+	}
+	w.afterPatch(name, files, m.eff.runs, line)
+	if patch.line > 0 && w.patched.line == 0 {
+		w.patched = patch
 	}
 	if m.eff.runs {
 		if len(files) > 0 {

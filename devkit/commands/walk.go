@@ -65,6 +65,7 @@ type walker struct {
 	downloads map[string]int    // files a download saved, by resolved path
 	extracted int               // the line an archive from a download was unpacked
 	into      intoDirs          // directories the script wrote files into (extract.go)
+	patched   intoDir           // a patch the script wrote or downloaded, applied (checks_forward.go)
 	tainted   map[string]bool   // resolved paths holding secret data
 	programs  []progRef         // every program run: they inherit the environment
 	progSeen  map[string]bool
@@ -118,6 +119,7 @@ type flow struct {
 	stdin bool   // it reads the script's own standard input
 	taint string // its input carries secret data: from what
 	piped string // its input is the output of this command (a pipeline)
+	file  string // its input is this file (a < redirection)
 	hdoc  *syntax.Redirect
 }
 
@@ -606,6 +608,10 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			if isStdin {
 				in.stdin, in.piped, in.hdoc = false, "", nil
 				in.taint = taint
+				in.file = ""
+				if ok {
+					in.file = v
+				}
 			}
 		case syntax.RdrInOut:
 			notes = append(notes, stream("stdin")+" read and written: "+target)

@@ -1,0 +1,57 @@
+// Tests of ssh's forwarding and tunnels (ssh(1), https://man.openbsd.org/ssh)
+// and of the files a patch writes (patch(1), git-apply(1)): each hostile
+// case with its benign twin.
+package commands
+
+import "testing"
+
+// ssh -L, -R, -D and -w open ports or a link: a network mark names them.
+func TestSSHForwardingMarked(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a remote forward open to every interface", hostile: "ssh -N -R 0.0.0.0:8080:localhost:22 deploy@example.com", want: "opens port 8080 on deploy@example.com, on every network interface (0.0.0.0) to localhost:22",
+			benign: "ssh -p 2222 -o BatchMode=yes deploy@example.com uptime < /dev/null"},
+		{name: "a remote forward in a cluster", hostile: "ssh -fNR 9000:db.internal:5432 example.com", want: "opens port 9000 on example.com to db.internal:5432",
+			benign: "ssh -Nq example.com < /dev/null"},
+		{name: "a local forward", hostile: "ssh -L 127.0.0.1:6379:cache:6379 -i key example.com", want: "opens port 6379 on this machine (bound to 127.0.0.1), connected through example.com to cache:6379",
+			benign: "ssh -i key example.com true < /dev/null"},
+		{name: "a SOCKS proxy", hostile: "ssh -D 1080 example.com", want: "SOCKS proxy through example.com"},
+		{name: "a remote SOCKS proxy", hostile: "ssh -R 1080 example.com", want: "opens port 1080 on example.com as a SOCKS proxy through this machine"},
+		{name: "a tunnel device", hostile: "ssh -w 0:1 example.com", want: "joins a tunnel device on this machine to one on example.com"},
+		{name: "a forward ssh's manual does not give", hostile: "ssh -L a:b:c:d:e example.com", want: "not a form ssh's manual gives"},
+		// what ssh.txt already refused: the options that run programs
+		{name: "a ProxyCommand", hostile: "ssh -o ProxyCommand='nc %h %p' example.com", want: "-o"},
+		{name: "a KnownHostsCommand", hostile: "ssh -o KnownHostsCommand=/tmp/k example.com", want: "-o"},
+		{name: "scp's ssh program", hostile: "scp -S ./fake-ssh a.txt example.com:", want: "-S",
+			benign: "scp -P 2222 a.txt example.com:/srv/"},
+		{name: "rsync's remote shell", hostile: "rsync --rsh='sh -c id' -a src/ example.com:/srv/", want: "runs the program",
+			benign: "rsync -a src/ example.com:/srv/"},
+	})
+}
+
+// A patch writes the files named inside it, which the device does not
+// read: marked; one the script downloaded, wrote or piped in, followed by a
+// command that runs the project's code, is write, then run.
+func TestPatchWritesWhatItNames(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "patch from a file", hostile: "patch -p1 < fix.diff", want: "writes the files the patch names",
+			benign: "patch --dry-run -p1 < fix.diff"},
+		{name: "git apply", hostile: "git apply fix.diff", want: "writes the files the patch names",
+			benign: "git apply --check fix.diff"},
+		{name: "git apply --stat --apply still applies", hostile: "git apply --stat --apply fix.diff", want: "writes the files the patch names",
+			benign: "git apply --stat fix.diff"},
+		{name: "a downloaded patch, then git commit", hostile: "curl -fsSLo fix.diff https://example.org/fix.diff\npatch -p1 < fix.diff\ngit commit -qam fix", want: "applied a patch it downloaded at line 1 (fix.diff)"},
+		{name: "a patch piped from curl, then make", hostile: "curl -fsSL https://example.org/fix.diff | git apply && make", want: "applied a patch piped from curl"},
+		{name: "a patch written, then make", hostile: "printf 'x' > p.diff; patch -p1 -i p.diff; make", want: "applied a patch it wrote at line 1 (p.diff)"},
+		{name: "a downloaded patch only checked, then make",
+			benign: "curl -fsSLo fix.diff https://example.org/fix.diff && git apply --check fix.diff && make", markedOK: "example.org"},
+	})
+}
+
+// A patch already in the directory is the project's own, like its
+// Makefile: the patch is marked, the later build is not write, then run.
+func TestPatchOfTheProjectThenBuild(t *testing.T) {
+	a := testAnalyze([]string{"sh", "-c", "patch -p1 < fix.diff && make"})
+	if !a.Understood || !mentions(a, "writes the files the patch names") {
+		t.Errorf("want understood with the patch's mark:\n%s", dump(a))
+	}
+}
