@@ -55,3 +55,41 @@ func TestPatchOfTheProjectThenBuild(t *testing.T) {
 		t.Errorf("want understood with the patch's mark:\n%s", dump(a))
 	}
 }
+
+// git commit with no message of its own opens an editor, a program the
+// device does not see (git-commit(1), git-var(1)).
+func TestGitCommitEditorMarked(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a bare commit", hostile: "git add -A && git commit", want: "opens an editor for the message",
+			benign: "git add -A && git commit -qam wip"},
+		{name: "an amend", hostile: "git commit --amend", want: "opens an editor",
+			benign: "git commit --amend --no-edit"},
+		{name: "a message re-edited", hostile: "git commit -c HEAD", want: "opens an editor",
+			benign: "git commit -C HEAD"},
+		{name: "a fixup that amends the message", hostile: "git commit --fixup amend:HEAD", want: "opens an editor",
+			benign: "git commit --fixup HEAD"},
+		{name: "a squash without a message", hostile: "git commit --squash=HEAD~1", want: "opens an editor",
+			benign: "git commit -F msg.txt --squash=HEAD~1"},
+		{name: "a message from a file", benign: "git commit --file=msg.txt"},
+		{name: "only the status", benign: "git commit --dry-run --short"},
+		// what git.txt leaves out: interactive modes
+		{name: "an interactive rebase", hostile: "git rebase -i HEAD~3", want: "-i",
+			benign: "git rebase origin/main"},
+		{name: "add by hunks", hostile: "git add -p", want: "-p",
+			benign: "git add -u"},
+	})
+}
+
+// An interactive pager takes a person's commands, some of which run
+// programs: marked wherever it stands, a pipeline's end included.
+func TestPagersMarked(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "less on a file", hostile: "less notes.txt", want: "at its prompt a person can run shell commands",
+			benign: "less --version"},
+		{name: "less at a pipeline's end", hostile: "git log | less -R", want: "interactive pager",
+			benign: "git --no-pager log | cat"},
+		{name: "more", hostile: "git log | more", want: "an editor (v)",
+			benign: "more -V"},
+		{name: "man", hostile: "man git-commit", want: "through a pager"},
+	})
+}
