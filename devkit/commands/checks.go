@@ -56,6 +56,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"pager-less":         checkPager("is an interactive pager: at its prompt a person can run shell commands (! and |) and an editor (v), and $LESSOPEN can name a program it runs on each file"),
 	"pager-more":         checkPager("is an interactive pager: at its prompt a person can run shell commands (!) and an editor (v)"),
 	"pager-man":          checkPager("shows the page through a pager ($MANPAGER, $PAGER, else less), where a person can run shell commands"),
+	"sed-bsd-suffix":     checkSedBSDSuffix,
 	"git-commit-editor":  checkGitCommitEditor,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.

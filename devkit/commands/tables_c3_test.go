@@ -93,3 +93,26 @@ func TestPagersMarked(t *testing.T) {
 		{name: "man", hostile: "man git-commit", want: "through a pager"},
 	})
 }
+
+// BSD and macOS sed take -i's next word as the backup suffix, so the
+// script is the word after it; GNU sed reads that word as the script.
+func TestSedBSDSuffix(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "the e flag after an empty suffix", hostile: "sed -i '' 's/x/id/e' notes.txt", want: "as BSD and macOS sed do, its script is s/x/id/e",
+			benign: "sed -i '' 's/colour/color/g' notes.txt"},
+		{name: "a w file after a suffix", hostile: "sed -i .bak 's/x/y/w /tmp/out' notes.txt", want: "which writes or reads the files it names",
+			benign: "sed -i .bak -e 's/x/y/' notes.txt"},
+		{name: "an attached suffix", benign: "sed -i.bak 's/x/y/' notes.txt"},
+		{name: "an empty suffix with -e", benign: "sed -i '' -e 's/a/b/' -e 's/c/d/' notes.txt"},
+	})
+}
+
+// find -exec sh -c: the inner code is followed, {} an operand.
+func TestFindExecShell(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "inner code built at run time", hostile: `find . -name '*.sh' -exec sh -c "$X" \;`, want: "built at run time",
+			benign: `find . -name '*.sh' -exec sh -c 'shellcheck "$1"' sh {} \;`},
+		{name: "inner code that deletes each file", hostile: `find . -name '*.log' -exec sh -c 'rm -f "$@"' sh {} +`, want: "a path decided at run time",
+			benign: `find . -name '*.go' -exec sh -c 'gofmt -l "$1"' sh {} +`},
+	})
+}
