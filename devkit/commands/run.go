@@ -976,6 +976,9 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		if len(ops) == 0 {
 			w.envDump(line, "set")
 		}
+		if slices.Contains(ops, "--") || len(ops) > 0 && !strings.HasPrefix(ops[len(ops)-1], "-") && !strings.HasPrefix(ops[len(ops)-1], "+") {
+			w.forgetPositional() // new positional parameters
+		}
 		for k, o := range ops {
 			if o == "-x" || (strings.HasPrefix(o, "-") && strings.ContainsRune(o, 'x') && !strings.HasPrefix(o, "--")) ||
 				(o == "xtrace" && k > 0 && ops[k-1] == "-o") {

@@ -116,3 +116,32 @@ func TestFindExecShell(t *testing.T) {
 			benign: `find . -name '*.go' -exec sh -c 'gofmt -l "$1"' sh {} +`},
 	})
 }
+
+// Arithmetic on the positional parameters: the invocation's own words,
+// understood when they are literal numbers or absent.
+func TestPositionalArithmetic(t *testing.T) {
+	run := func(script string, params ...string) *Analysis {
+		return testAnalyze(append([]string{"bash", "-c", script, "sh"}, params...))
+	}
+	for _, c := range []struct {
+		script     string
+		params     []string
+		understood bool
+	}{
+		{"n=$1; (( n > 3 ))", []string{"5"}, true},
+		{"n=$1; (( n > 3 ))", nil, true},
+		{`[[ "$1" -gt 3 ]] && echo big`, []string{"7", "2"}, true},
+		{"(( $# > 1 ))", []string{"a[$(id)]"}, true},
+		{"n=$1; (( n > 3 ))", []string{"a[$(id)]"}, false},
+		{`[[ $2 -gt 3 ]]`, []string{"1", "x"}, false},
+		// other words than the invocation's
+		{"f() { (( $1 > 3 )); }; f \"$X\"", []string{"5"}, false},
+		{"set -- $X; (( $1 > 3 ))", []string{"5"}, false},
+		{"bash -c '(( $1 > 3 ))' sh \"$X\"", []string{"5"}, false},
+	} {
+		a := run(c.script, c.params...)
+		if a.Understood != c.understood {
+			t.Errorf("bash -c %q sh %q: understood=%v, want %v:\n%s", c.script, c.params, a.Understood, c.understood, dump(a))
+		}
+	}
+}

@@ -307,9 +307,11 @@ func (w *walker) nested(text string, depth, line int, label string, lang syntax.
 	}
 	w.emit(depth+1, label)
 	savedLang, savedCwd := w.lang, w.cwd
+	savedParams := w.forgetPositional() // a nested script has its own
 	w.lang = lang
 	w.unit(text, depth+2, line, in)
 	w.lang, w.cwd = savedLang, savedCwd
+	w.restorePositional(savedParams)
 }
 
 var connectors = map[syntax.BinCmdOperator]string{
@@ -1093,7 +1095,7 @@ func (w *walker) test(x syntax.TestExpr, depth, line int) {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 			for _, side := range []syntax.TestExpr{t.X, t.Y} {
 				if wd, ok := side.(*syntax.Word); ok {
-					if _, fixed := fixedWord(wd); !fixed || !isNumber(wd.Lit()) {
+					if _, fixed := fixedWord(wd); (!fixed || !isNumber(wd.Lit())) && !w.numericExpansion(wd) {
 						w.reason(SeverityRunsUnseen, line, false, "[[ %s ]] compares arithmetically, and bash evaluates the operand's value as an expression (a[$(cmd)] runs cmd)", w.show(t))
 						break
 					}
@@ -1282,7 +1284,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	if arith {
 		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
 	}
-	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith) {
+	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith || w.numericExpansion(a.Value)) {
 		w.numeric[name] = true
 	} else {
 		delete(w.numeric, name)
