@@ -3,7 +3,10 @@
 // case with its benign twin.
 package commands
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // ssh -L, -R, -D and -w open ports or a link: a network mark names them.
 func TestSSHForwardingMarked(t *testing.T) {
@@ -143,5 +146,29 @@ func TestPositionalArithmetic(t *testing.T) {
 		if a.Understood != c.understood {
 			t.Errorf("bash -c %q sh %q: understood=%v, want %v:\n%s", c.script, c.params, a.Understood, c.understood, dump(a))
 		}
+	}
+}
+
+// Assignments before git that choose what git runs or reads: each not
+// understood, naming the variable; git alone stays understood.
+func TestGitEnvironmentAssignments(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "GIT_DIR", hostile: "GIT_DIR=/tmp/other/.git git status", want: "GIT_DIR", benign: "git status --short"},
+		{name: "GIT_CONFIG_GLOBAL", hostile: "GIT_CONFIG_GLOBAL=/tmp/cfg git log -1", want: "GIT_CONFIG_GLOBAL", benign: "git log -1"},
+		{name: "GIT_CONFIG_PARAMETERS", hostile: `GIT_CONFIG_PARAMETERS="'core.pager'='sh -c id'" git log`, want: "GIT_CONFIG_PARAMETERS"},
+		{name: "GIT_SSH_COMMAND", hostile: "GIT_SSH_COMMAND='sh -c id' git fetch origin", want: "GIT_SSH_COMMAND", benign: "git fetch origin"},
+		{name: "GIT_EXTERNAL_DIFF", hostile: "GIT_EXTERNAL_DIFF=./d.sh git diff", want: "GIT_EXTERNAL_DIFF", benign: "git diff --stat"},
+		{name: "GIT_PAGER", hostile: "GIT_PAGER='sh -c id' git log", want: "GIT_PAGER"},
+		{name: "PAGER", hostile: "PAGER=./p git log", want: "PAGER"},
+		{name: "GIT_EDITOR with a commit", hostile: "GIT_EDITOR=./e git commit", want: "GIT_EDITOR", benign: "git commit -qm wip"},
+	})
+}
+
+// ssh's jump host is a destination too.
+func TestSSHJumpHostIsADestination(t *testing.T) {
+	a := testAnalyze([]string{"sh", "-c", "ssh -J bastion.example.com deploy@app.internal true < /dev/null"})
+	dests := strings.Join(a.Destinations, "\n")
+	if !a.Understood || !strings.Contains(dests, "bastion.example.com") || !strings.Contains(dests, "app.internal") {
+		t.Errorf("want both hosts among the destinations:\n%s", dump(a))
 	}
 }
