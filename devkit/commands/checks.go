@@ -57,6 +57,9 @@ var checks = map[string]func(checkInput) checkResult{
 	"pager-more":         checkPager("is an interactive pager: at its prompt a person can run shell commands (!) and an editor (v)"),
 	"pager-man":          checkPager("shows the page through a pager ($MANPAGER, $PAGER, else less), where a person can run shell commands"),
 	"sed-bsd-suffix":     checkSedBSDSuffix,
+	"git-tag-editor":     checkGitEditor(gitTagEditor),
+	"git-merge-editor":   checkGitEditor(gitMergeEditor),
+	"git-revert-editor":  checkGitEditor(gitRevertEditor),
 	"git-commit-editor":  checkGitCommitEditor,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.

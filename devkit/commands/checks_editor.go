@@ -4,7 +4,10 @@
 // environment and the configuration, not by the command's words.
 package commands
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // gitEditorShown is how the marks name the editor git picks.
 const gitEditorShown = "an editor for the message ($GIT_EDITOR, core.editor, $VISUAL or $EDITOR, else vi: a program the device does not see)"
@@ -68,3 +71,72 @@ func checkPager(what string) func(checkInput) checkResult {
 		return checkResult{Runs: true, Mark: what}
 	}
 }
+
+// gitEditorRule is when a Git subcommand other than commit opens the
+// message editor (from its manual): by default, or when an option asks;
+// never with one of the quiet options. valueLetters are its one-letter
+// options that take the rest of a cluster as their value.
+type gitEditorRule struct {
+	sub          string
+	byDefault    bool
+	when         string // how the manual qualifies the default
+	opens, quiet []string
+	valueLetters string
+}
+
+// checkGitEditor applies a gitEditorRule to the command's argv.
+func checkGitEditor(r gitEditorRule) func(checkInput) checkResult {
+	return func(in checkInput) checkResult {
+		start := 0
+		for i, a := range in.Argv {
+			if a == r.sub {
+				start = i + 1
+				break
+			}
+		}
+		opens := r.byDefault
+		for _, a := range in.Argv[start:] {
+			if a == "--" {
+				break
+			}
+			name, _, _ := strings.Cut(a, "=")
+			var spellings []string
+			switch {
+			case strings.HasPrefix(a, "--"):
+				spellings = []string{name}
+			case len(a) > 1 && a[0] == '-':
+				for _, c := range a[1:] {
+					spellings = append(spellings, "-"+string(c))
+					if strings.ContainsRune(r.valueLetters, c) {
+						break
+					}
+				}
+			}
+			for _, s := range spellings {
+				if slices.Contains(r.quiet, s) {
+					return checkResult{}
+				}
+				if slices.Contains(r.opens, s) {
+					opens = true
+				}
+			}
+		}
+		if !opens {
+			return checkResult{}
+		}
+		return checkResult{Runs: true, Mark: "opens " + gitEditorShown + r.when}
+	}
+}
+
+// The rules, from git-tag(1), git-merge(1) and git-revert(1)
+// (https://git-scm.com/docs): an annotated tag without -m or -F opens the
+// editor; merge and revert open it by default when run from a terminal,
+// which the device cannot tell.
+var (
+	gitTagEditor = gitEditorRule{sub: "tag", opens: []string{"-a", "--annotate"},
+		quiet: []string{"-m", "--message", "-F", "--file", "-l", "--list", "-d", "--delete", "-v", "--verify"}, valueLetters: "mFn"}
+	gitMergeEditor = gitEditorRule{sub: "merge", byDefault: true, when: ", when run from a terminal",
+		quiet: []string{"--no-edit", "--ff-only", "--squash", "--no-commit", "--abort", "--quit"}, valueLetters: "mFXs"}
+	gitRevertEditor = gitEditorRule{sub: "revert", byDefault: true, when: ", when run from a terminal",
+		quiet: []string{"--no-edit", "-n", "--no-commit", "--abort", "--quit", "--skip"}, valueLetters: "m"}
+)
