@@ -98,13 +98,13 @@ func sshForwardMark(opt, spec, host string) checkResult {
 	}
 	switch {
 	case opt == "-L" && len(parts) == 3:
-		return checkResult{Network: true, Mark: "-L " + Literal(spec) + " opens port " + parts[0] + " on this machine" + bindShown(bind) + ", connected through " + host + " to " + parts[1] + ":" + parts[2]}
+		return checkResult{Network: true, Mark: "-L " + Literal(spec) + " opens port " + parts[0] + " on this machine" + bindShown(bind) + ", whose connections go through " + host + " to " + parts[1] + ":" + parts[2]}
 	case opt == "-L" && len(parts) == 2:
-		return checkResult{Network: true, Mark: "-L " + Literal(spec) + " opens " + parts[0] + " on this machine" + bindShown(bind) + ", connected through " + host + " to " + parts[1]}
+		return checkResult{Network: true, Mark: "-L " + Literal(spec) + " opens " + parts[0] + " on this machine" + bindShown(bind) + ", whose connections go through " + host + " to " + parts[1]}
 	case opt == "-R" && len(parts) == 3:
-		return checkResult{Network: true, Mark: "-R " + Literal(spec) + " opens port " + parts[0] + " on " + host + bindShown(bind) + " to " + parts[1] + ":" + parts[2] + " as reached from this machine"}
+		return checkResult{Network: true, Mark: "-R " + Literal(spec) + " opens port " + parts[0] + " on " + host + bindShown(bind) + ", whose connections come back through this machine to " + parts[1] + ":" + parts[2]}
 	case opt == "-R" && len(parts) == 2:
-		return checkResult{Network: true, Mark: "-R " + Literal(spec) + " opens " + parts[0] + " on " + host + bindShown(bind) + " to " + parts[1] + " on this machine"}
+		return checkResult{Network: true, Mark: "-R " + Literal(spec) + " opens " + parts[0] + " on " + host + bindShown(bind) + ", whose connections come back through this machine to " + parts[1]}
 	case opt == "-R" && len(parts) == 1:
 		return checkResult{Network: true, Mark: "-R " + Literal(spec) + " opens port " + parts[0] + " on " + host + bindShown(bind) + " as a SOCKS proxy through this machine to any host it reaches"}
 	case opt == "-D" && len(parts) == 1:

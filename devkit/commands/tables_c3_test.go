@@ -11,11 +11,11 @@ import (
 // ssh -L, -R, -D and -w open ports or a link: a network mark names them.
 func TestSSHForwardingMarked(t *testing.T) {
 	checkTwins(t, []twin{
-		{name: "a remote forward open to every interface", hostile: "ssh -N -R 0.0.0.0:8080:localhost:22 deploy@example.com", want: "opens port 8080 on deploy@example.com, on every network interface (0.0.0.0) to localhost:22",
+		{name: "a remote forward open to every interface", hostile: "ssh -N -R 0.0.0.0:8080:localhost:22 deploy@example.com", want: "opens port 8080 on deploy@example.com, on every network interface (0.0.0.0), whose connections come back through this machine to localhost:22",
 			benign: "ssh -p 2222 -o BatchMode=yes deploy@example.com uptime < /dev/null"},
-		{name: "a remote forward in a cluster", hostile: "ssh -fNR 9000:db.internal:5432 example.com", want: "opens port 9000 on example.com to db.internal:5432",
+		{name: "a remote forward in a cluster", hostile: "ssh -fNR 9000:db.internal:5432 example.com", want: "opens port 9000 on example.com, whose connections come back through this machine to db.internal:5432",
 			benign: "ssh -Nq example.com < /dev/null"},
-		{name: "a local forward", hostile: "ssh -L 127.0.0.1:6379:cache:6379 -i key example.com", want: "opens port 6379 on this machine (bound to 127.0.0.1), connected through example.com to cache:6379",
+		{name: "a local forward", hostile: "ssh -L 127.0.0.1:6379:cache:6379 -i key example.com", want: "opens port 6379 on this machine (bound to 127.0.0.1), whose connections go through example.com to cache:6379",
 			benign: "ssh -i key example.com true < /dev/null"},
 		{name: "a SOCKS proxy", hostile: "ssh -D 1080 example.com", want: "SOCKS proxy through example.com"},
 		{name: "a remote SOCKS proxy", hostile: "ssh -R 1080 example.com", want: "opens port 1080 on example.com as a SOCKS proxy through this machine"},
