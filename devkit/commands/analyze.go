@@ -65,6 +65,7 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 		text, standIn, ok := crStandIn(s.Text)
 		w = newWalker(z, z.cat, a, s.Lang, r.Dir, r.Secrets, deadline, standIn, len(text))
 		w.dash = s.Shell == "dash" || s.Shell == "ash"
+		w.positionalNumbers(s.Params, s.From == "-c")
 		if !ok {
 			w.reason(SeverityRunsUnseen, 0, false, "the script contains carriage returns and every other control byte, so the device cannot follow its words")
 			break

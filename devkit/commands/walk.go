@@ -67,6 +67,7 @@ type walker struct {
 	downloads map[string]int    // files a download saved, by resolved path
 	extracted int               // the line an archive from a download was unpacked
 	into      intoDirs          // directories the script wrote files into (extract.go)
+	patched   intoDir           // a patch the script wrote or downloaded, applied (checks_forward.go)
 	tainted   map[string]string // resolved paths holding secret data -> what data (secretvars.go)
 	programs  []progRef         // every program run: they inherit the environment
 	progSeen  map[string]bool
@@ -130,6 +131,7 @@ type flow struct {
 	stdin bool   // it reads the script's own standard input
 	taint string // its input carries secret data: from what
 	piped string // its input is the output of this command (a pipeline)
+	file  string // its input is this file (a < redirection)
 	hdoc  *syntax.Redirect
 }
 
@@ -317,9 +319,11 @@ func (w *walker) nested(text string, depth, line int, label string, lang syntax.
 	}
 	w.emit(depth+1, label)
 	savedLang, savedCwd := w.lang, w.cwd
+	savedParams := w.forgetPositional() // a nested script has its own
 	w.lang = lang
 	w.unit(text, depth+2, line, in)
 	w.lang, w.cwd = savedLang, savedCwd
+	w.restorePositional(savedParams)
 }
 
 var connectors = map[syntax.BinCmdOperator]string{
@@ -625,6 +629,10 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			if isStdin {
 				in.stdin, in.piped, in.hdoc = false, "", nil
 				in.taint = taint
+				in.file = ""
+				if ok {
+					in.file = v
+				}
 			}
 		case syntax.RdrInOut:
 			notes = append(notes, stream("stdin")+" read and written: "+target)
@@ -1159,7 +1167,7 @@ func (w *walker) test(x syntax.TestExpr, depth, line int) {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 			for _, side := range []syntax.TestExpr{t.X, t.Y} {
 				if wd, ok := side.(*syntax.Word); ok {
-					if _, fixed := fixedWord(wd); !fixed || !isNumber(wd.Lit()) {
+					if _, fixed := fixedWord(wd); (!fixed || !isNumber(wd.Lit())) && !w.numericExpansion(wd) {
 						w.reason(SeverityRunsUnseen, line, false, "[[ %s ]] compares arithmetically, and bash evaluates the operand's value as an expression (a[$(cmd)] runs cmd)", w.show(t))
 						break
 					}
@@ -1351,7 +1359,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	if arith {
 		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
 	}
-	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith) {
+	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith || w.numericExpansion(a.Value)) {
 		w.numeric[name] = true
 	} else {
 		delete(w.numeric, name)

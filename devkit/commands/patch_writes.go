@@ -1,0 +1,54 @@
+// Write, then run, through a patch: patch, git apply and git am write the
+// files named inside the patch, which the device does not read. A patch
+// the script downloaded, wrote or piped in may name any file (a Git hook,
+// a Makefile, conftest.py), so a later command that runs the project's
+// code is not understood, as for a file written by name. A patch that was
+// already in the directory is the project's own, like its Makefile: the
+// mark on the patch command says what it writes.
+package commands
+
+import (
+	"fmt"
+	"strings"
+)
+
+// patchSource says where a patch command's patch came from when the
+// script wrote, downloaded or piped it in (line 0 when it did not). It is
+// read before the command's own writes are recorded.
+func (w *walker) patchSource(c *simpleCmd, m *match, line int) intoDir {
+	var inputs []string
+	if c.in.file != "" && c.in.piped == "" && c.in.hdoc == nil {
+		inputs = append(inputs, c.in.file)
+	}
+	for _, v := range m.values {
+		if v.k.name == "file" && v.w.fixed {
+			inputs = append(inputs, v.w.val)
+		}
+	}
+	for _, f := range inputs {
+		if l, ok := w.downloads[w.resolve(f)]; ok {
+			return intoDir{line, fmt.Sprintf("applied a patch it downloaded at line %d (%s)", l, w.display(f))}
+		}
+		if how, l := w.wroteAt(f); l > 0 {
+			return intoDir{line, fmt.Sprintf("applied a patch it %s at line %d (%s)", how, l, w.display(f))}
+		}
+	}
+	if p := c.in.piped; p != "" && p != "here-document" && p != "here-string" {
+		return intoDir{line, "applied a patch piped from " + p}
+	}
+	return intoDir{}
+}
+
+// afterPatch: a command that runs the project's code (its files, or code
+// the device does not see) after such a patch runs what the patch may
+// have written.
+func (w *walker) afterPatch(name string, codeFiles []string, runs bool, line int) {
+	if w.patched.line == 0 || len(codeFiles) == 0 && !runs {
+		return
+	}
+	what := "the project's code"
+	if len(codeFiles) > 0 {
+		what = "code from " + strings.Join(uniq(codeFiles), ", ")
+	}
+	w.reason(SeverityRunsUnseen, line, false, "%s runs %s, which the script may have changed at line %d: it %s, whose files the device does not read (write, then run)", name, what, w.patched.line, w.patched.how)
+}
