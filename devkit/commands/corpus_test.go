@@ -1,8 +1,9 @@
-// The fresh corpus as a regression test: 120 scripts (45 benign, 75
+// The fresh corpora as a regression test: 120 scripts (45 benign, 75
 // hostile) written for Step 20 by a person who had not read the tables,
 // from the kinds (write then run, programs' own code-running
 // options, secret routes, a danger at the end of a long script, remote
-// hosts and containers). Each hostile entry says the least severe mark
+// hosts and containers), and 80 more (30 benign, 50 hostile) by another,
+// written after the first set's misses were mended. Each hostile entry says the least severe mark
 // that tells its danger; a benign one must be understood with no mark
 // of a secret sent or code run unseen.
 package commands
@@ -37,7 +38,16 @@ var corpusSeverity = map[string]Severity{
 }
 
 func TestFreshCorpus(t *testing.T) {
-	data, err := os.ReadFile("testdata/corpus-fresh.json")
+	for _, c := range []struct {
+		file string
+		n    int
+	}{{"testdata/corpus-fresh.json", 120}, {"testdata/corpus-fresh2.json", 80}} {
+		t.Run(c.file, func(t *testing.T) { checkCorpus(t, c.file, c.n) })
+	}
+}
+
+func checkCorpus(t *testing.T, file string, n int) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +55,8 @@ func TestFreshCorpus(t *testing.T) {
 	if err := json.Unmarshal(data, &entries); err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 120 {
-		t.Fatalf("the corpus has %d entries, want 120", len(entries))
+	if len(entries) != n {
+		t.Fatalf("the corpus has %d entries, want %d", len(entries), n)
 	}
 	honest := 0
 	for _, e := range entries {

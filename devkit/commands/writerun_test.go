@@ -132,3 +132,18 @@ func TestWriteThenRunWrittenScriptFollowed(t *testing.T) {
 		t.Errorf("a written python script run is understood:\n%s", dump(a))
 	}
 }
+
+// git talks to an SSH remote through ssh, which reads ~/.ssh/config: a
+// script that wrote it first and then fetches is write, then run; the
+// same fetch without the write names the file among whose code runs.
+func TestWriteThenRunSSHConfigUnderGit(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "ssh config written, then git fetch",
+			hostile: `printf 'Host github.com\n  ProxyCommand nc %%h %%p\n' >> ~/.ssh/config; git fetch`,
+			want:    "write, then run", benign: "git fetch --prune origin", markedOK: ""},
+	})
+	a := testAnalyze([]string{"sh", "-c", "git push origin HEAD"})
+	if !mentions(a, "~/.ssh/config") {
+		t.Errorf("git push does not name ~/.ssh/config among the files whose code runs:\n%s", dump(a))
+	}
+}
