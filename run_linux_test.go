@@ -1592,43 +1592,14 @@ func TestProcessLimitStopsBeforeTheRequest(t *testing.T) {
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "HOME="+dir, "GOMAXPROCS=8")
 			cmd.SysProcAttr = attr
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill() })
-			ended := make(chan error, 1)
-			go func() { ended <- cmd.Wait() }()
+			stderr, err := launchAtProcessLimit(t, cmd, approval, c.runs)
 			if c.runs {
-				for {
-					if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
-						break
-					}
-					select {
-					case err := <-ended:
-						t.Fatalf("the launcher ended before asking: %v stdout %q stderr %q", err, stdout.String(), stderr.String())
-					case <-time.After(2 * time.Millisecond):
-					}
-				}
-				approval.respond(t, testApprovalReply{Secrets: map[string]map[string]string{"demo": {"TOKEN": "v"}}})
-				if err := <-ended; err != nil || stdout.String() != "ran\n" {
-					t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
-				}
 				return
 			}
-			select {
-			case err = <-ended:
-			case <-time.After(time.Minute):
-				t.Fatal("the launcher neither stopped nor ran")
-			}
-			if _, statErr := os.Stat(filepath.Join(string(approval), "request.json")); statErr == nil {
-				t.Fatal("the request was sent")
-			}
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
-				!strings.Contains(stderr.String(), "the process limit (ulimit -u") ||
-				!strings.Contains(stderr.String(), "did not contact the device") || !strings.Contains(stderr.String(), "Suggested action: Raise the process limit") {
-				t.Fatalf("%v stderr %q; want status 1, the limit, and the suggested action", err, stderr.String())
+				!strings.Contains(stderr, "the process limit (ulimit -u") ||
+				!strings.Contains(stderr, "did not contact the device") || !strings.Contains(stderr, "Suggested action: Raise the process limit") {
+				t.Fatalf("%v stderr %q; want status 1, the limit, and the suggested action", err, stderr)
 			}
 		})
 	}
@@ -1777,42 +1748,56 @@ func TestProcessLimitExemptsCapSysResource(t *testing.T) {
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "HOME="+dir)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: nobody.Credential, AmbientCaps: c.caps}
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill() })
-			ended := make(chan error, 1)
-			go func() { ended <- cmd.Wait() }()
+			stderr, err := launchAtProcessLimit(t, cmd, approval, c.runs)
 			if c.runs {
-				for {
-					if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
-						break
-					}
-					select {
-					case err := <-ended:
-						t.Fatalf("the launcher ended before asking: %v stdout %q stderr %q", err, stdout.String(), stderr.String())
-					case <-time.After(2 * time.Millisecond):
-					}
-				}
-				approval.respond(t, testApprovalReply{Secrets: map[string]map[string]string{"demo": {"TOKEN": "v"}}})
-				if err := <-ended; err != nil || stdout.String() != "ran\n" {
-					t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
-				}
 				return
 			}
-			select {
-			case err = <-ended:
-			case <-time.After(time.Minute):
-				t.Fatal("the launcher neither stopped nor ran")
-			}
-			if _, statErr := os.Stat(filepath.Join(string(approval), "request.json")); statErr == nil {
-				t.Fatal("the request was sent")
-			}
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "the process limit (ulimit -u") {
-				t.Fatalf("%v stderr %q; want status 1 and the limit", err, stderr.String())
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr, "the process limit (ulimit -u") {
+				t.Fatalf("%v stderr %q; want status 1 and the limit", err, stderr)
 			}
 		})
 	}
+}
+
+// launchAtProcessLimit starts cmd (a launch under a process limit). When
+// it should run, it waits for the request, approves it and checks the
+// command ran; otherwise it waits for the launcher to stop, checks no
+// request was sent, and returns its standard error and how it ended.
+func launchAtProcessLimit(t *testing.T, cmd *exec.Cmd, approval approvalDir, runs bool) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	if runs {
+		for {
+			if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+				break
+			}
+			select {
+			case err := <-ended:
+				t.Fatalf("the launcher ended before asking: %v stdout %q stderr %q", err, stdout.String(), stderr.String())
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+		approval.respond(t, testApprovalReply{Secrets: map[string]map[string]string{"demo": {"TOKEN": "v"}}})
+		if err := <-ended; err != nil || stdout.String() != "ran\n" {
+			t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+		}
+		return "", nil
+	}
+	var err error
+	select {
+	case err = <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the launcher neither stopped nor ran")
+	}
+	if _, statErr := os.Stat(filepath.Join(string(approval), "request.json")); statErr == nil {
+		t.Fatal("the request was sent")
+	}
+	return stderr.String(), err
 }
