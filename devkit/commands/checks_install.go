@@ -86,3 +86,22 @@ func nodeRemoval(argv []string) bool {
 	}
 	return false
 }
+
+// checkGoRunSource: go run's first operand is the package it builds and
+// runs; path@version fetches that module (from the module proxy,
+// proxy.golang.org unless GOPROXY says otherwise) and runs its code,
+// which the "whose code runs" line of the project does not say. The
+// words after it are the program's arguments.
+func checkGoRunSource(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	pkg := in.Words[0]
+	if pkg == "" {
+		return checkResult{NotUnderstood: "go run: the package is decided at run time"}
+	}
+	if !strings.Contains(pkg, "@") {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: "go run runs the code of " + Literal(pkg) + ", fetched from the module proxy (proxy.golang.org unless GOPROXY says otherwise)"}
+}

@@ -48,7 +48,9 @@
 // reads it); single-clustered is single where a word that is no option of
 // its own is read as one-letter options that take no value, unless a run of
 // its letters spells a longer option (zip -qr; -qTT is not understood);
-// none makes every word an operand; gnu-bundled is gnu where a
+// single-posix is single where options stop at the first operand, as
+// Go's flag package parses (the go command); none makes every word an
+// operand; gnu-bundled is gnu where a
 // first word without a dash is a cluster of one-letter options whose
 // values are the next words in order (tar xzf FILE). A sub inherits its
 // parent's syntax unless it gives its own. An option may take several

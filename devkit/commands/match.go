@@ -273,7 +273,7 @@ func (m *match) node(n *node, words []word, base int) {
 			}
 		}
 		ops = append(ops, i)
-		if n.syntax == syntaxPOSIX {
+		if n.stopsAtOperand {
 			onlyOperands = true
 		}
 		i++

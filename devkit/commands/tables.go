@@ -133,18 +133,21 @@ type formEntry struct {
 
 // node is a program or one of its subcommands.
 type node struct {
-	names    []string // the program's names, or the subcommand and its aliases
-	parent   *node
-	depth    int        // 0 for a program, 1 for its subcommands, ...
-	syntax   syntaxKind // inherited from the parent unless given
-	class    Class      // "" inherits the parent's
-	eff      effects    // effects of every use of this node
-	opts     []*option
-	operands []*operandForm
-	subs     []*node
-	forms    []*formEntry
-	file     string
-	line     int
+	names  []string // the program's names, or the subcommand and its aliases
+	parent *node
+	depth  int        // 0 for a program, 1 for its subcommands, ...
+	syntax syntaxKind // inherited from the parent unless given
+	// stopsAtOperand: options end at the first operand (syntax posix, and
+	// single-posix: Go's flag package, which cmd/go uses); inherited.
+	stopsAtOperand bool
+	class          Class   // "" inherits the parent's
+	eff            effects // effects of every use of this node
+	opts           []*option
+	operands       []*operandForm
+	subs           []*node
+	forms          []*formEntry
+	file           string
+	line           int
 }
 
 // program is one table: a node at depth 0 with its manual.
@@ -306,14 +309,16 @@ func (p *tableParser) directive(depth int, f []string) {
 		prog.manual = args[0]
 	case "syntax":
 		if len(args) != 1 {
-			p.errorf("syntax needs one of gnu, posix, single, single-clustered, none, gnu-bundled")
+			p.errorf("syntax needs one of gnu, posix, single, single-posix, single-clustered, none, gnu-bundled")
 			return
 		}
 		switch s := syntaxKind(args[0]); s {
 		case syntaxGNU, syntaxPOSIX, syntaxSingle, syntaxNone, syntaxBundled, syntaxSingleClustered:
-			n.syntax = s
+			n.syntax, n.stopsAtOperand = s, s == syntaxPOSIX
+		case "single-posix":
+			n.syntax, n.stopsAtOperand = syntaxSingle, true
 		default:
-			p.errorf("unknown syntax %q (gnu, posix, single, none, gnu-bundled)", args[0])
+			p.errorf("unknown syntax %q (gnu, posix, single, single-posix, single-clustered, none, gnu-bundled)", args[0])
 		}
 	case "class":
 		if len(args) != 1 {
@@ -355,7 +360,7 @@ func (p *tableParser) directive(depth int, f []string) {
 		if len(rest) > 0 {
 			p.errorf("unknown effect %q", rest[0])
 		}
-		sub := &node{names: names, parent: n, depth: depth + 1, syntax: n.syntax, eff: e, file: p.file, line: p.line}
+		sub := &node{names: names, parent: n, depth: depth + 1, syntax: n.syntax, stopsAtOperand: n.stopsAtOperand, eff: e, file: p.file, line: p.line}
 		n.subs = append(n.subs, sub)
 		p.stack = append(p.stack, sub)
 	case "form":
