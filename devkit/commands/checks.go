@@ -43,6 +43,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"detaches":           checkDetaches,
 	"git-url":            checkGitURL,
 	"cmake-cache":        checkCMakeCache,
+	"go-ldflags":         checkGoLdflags,
 	"go-run-source":      checkGoRunSource, // checks_install.go
 	"package-install":    checkPackageInstall,
 	"env-names":          checkEnvNames,

@@ -105,3 +105,28 @@ func checkGoRunSource(in checkInput) checkResult {
 	}
 	return checkResult{Runs: true, Mark: "go run runs the code of " + Literal(pkg) + ", fetched from the module proxy (proxy.golang.org unless GOPROXY says otherwise)"}
 }
+
+// checkGoLdflags: go build -ldflags passes its words to the linker
+// (https://pkg.go.dev/cmd/link). Stripping (-s, -w), setting a string
+// variable (-X importpath.name=value) and -buildid only shape the binary;
+// -extld, -extldflags and the rest can name a program the linker runs, so
+// they are not understood.
+func checkGoLdflags(in checkInput) checkResult {
+	for _, v := range in.Words {
+		if v == "" {
+			return checkResult{NotUnderstood: "go: -ldflags decided at run time"}
+		}
+		words := strings.Fields(v)
+		for i := 0; i < len(words); i++ {
+			switch w := words[i]; {
+			case w == "-s" || w == "-w" || strings.HasPrefix(w, "-buildid="):
+			case w == "-X" && i+1 < len(words) && strings.Contains(words[i+1], "="):
+				i++
+			case strings.HasPrefix(w, "-X=") && strings.Contains(w[3:], "="):
+			default:
+				return checkResult{NotUnderstood: "go: the linker flag " + Literal(w) + " is not one the device knows"}
+			}
+		}
+	}
+	return checkResult{}
+}

@@ -324,6 +324,8 @@ var t2BuildCases = []t2Case{
 	{name: "go run of the project's main package, its arguments after it", script: "go run ./cmd/gen -out gen.txt", understood: true, noMarks: true, runs: "*.go"},
 	{name: "go run with a program for the binary", script: "go run -exec ./wrap .", reason: "-exec"},
 	{name: "go test's flags may follow the packages", script: "go test ./... -exec ./wrap", reason: "-exec"},
+	{name: "go build -ldflags that strip and set a version", script: "go build -trimpath -ldflags '-s -w -X main.version=1.2.3' -o bin/app ./cmd/app", understood: true, noMarks: true},
+	{name: "go build -ldflags naming an external linker", script: "go build -ldflags '-linkmode=external -extld=./cc' .", reason: "the linker flag -linkmode=external"},
 	{name: "go vet's flags may follow the packages", script: "go vet ./... -vettool=./x", reason: "-vettool"},
 	{name: "go run of a package decided at run time", script: "go run \"$P\"", reason: "decided at run time"},
 	{name: "gofmt list", script: "gofmt -l .", understood: true, class: ro, noMarks: true},
