@@ -26,6 +26,18 @@ var inertConfigKeys = map[string][]string{
 		"engine-strict", "fund", "audit", "progress", "loglevel"},
 }
 
+// registryKeys choose where npm fetches packages, and so whose install
+// scripts run: inert only when they name a public registry.
+var registryKeys = []string{"registry", "@*:registry"}
+
+// knownRegistries are the public registries a registry key may name.
+var knownRegistries = []string{"registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com"}
+
+func knownRegistry(url string) bool {
+	h, userinfo := hostOfURL(url)
+	return userinfo == "" && strings.HasPrefix(url, "https://") && slices.Contains(knownRegistries, strings.ToLower(h))
+}
+
 // inertConfig reports whether the file at resolved path p was written
 // whole with a text the device knows, and every key it sets is one its
 // name's list says runs nothing.
@@ -40,8 +52,13 @@ func (w *walker) inertConfig(p string) bool {
 		if l == "" || l[0] == '#' || l[0] == ';' {
 			continue
 		}
-		key, _, ok := strings.Cut(l, "=")
-		if !ok || !matchesAny(strings.TrimSpace(key), keys) {
+		key, val, ok := strings.Cut(l, "=")
+		key = strings.TrimSpace(key)
+		if !ok || !matchesAny(key, keys) {
+			return false
+		}
+		if matchesAny(key, registryKeys) && !knownRegistry(strings.TrimSpace(val)) {
+			// where packages come from is where their install code comes from
 			return false
 		}
 	}

