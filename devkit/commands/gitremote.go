@@ -51,14 +51,12 @@ func (w *walker) gitRemoteSet(m *match) {
 	case "config":
 		for k := 0; k+1 < len(ops); k++ {
 			key := strings.ToLower(ops[k])
-			if name, ok := strings.CutPrefix(key, "remote."); ok && (strings.HasSuffix(name, ".url") || strings.HasSuffix(name, ".pushurl")) {
-				// The name keeps its case: git compares subsection names exactly.
-				name = ops[k][len("remote.") : len("remote.")+len(name)-len(".url")]
-				if strings.HasSuffix(key, ".pushurl") {
-					name = ops[k][len("remote.") : len(ops[k])-len(".pushurl")]
+			for _, suffix := range []string{".pushurl", ".url"} {
+				if strings.HasPrefix(key, "remote.") && strings.HasSuffix(key, suffix) && len(key) > len("remote.")+len(suffix) {
+					// The name keeps its case: git compares subsection names exactly.
+					w.remotes[ops[k][len("remote."):len(ops[k])-len(suffix)]] = ops[k+1]
+					return
 				}
-				w.remotes[name] = ops[k+1]
-				return
 			}
 		}
 	}
@@ -88,11 +86,7 @@ func (w *walker) gitRemoteHosts(m *match, line int) []string {
 		url = w.remotes["origin"]
 	}
 	h := ""
-	switch {
-	case url == "":
-	case strings.Contains(url, "://"):
-		h, _ = hostOfURL(url)
-	case strings.Contains(url, ":"):
+	if strings.Contains(url, ":") { // a URL or scp-like host:path; else a local path
 		h = hostOfHost(url)
 	}
 	if h == "" {
