@@ -593,3 +593,39 @@ func TestPackageDocumentation(t *testing.T) {
 		t.Fatalf("main.go has no package documentation starting \"Command agentknock\" (is there a blank line before `package main`?)")
 	}
 }
+
+// Under `set -o pipefail` a pipeline whose reader stops early fails at
+// random: `rpm -qpl PKG | grep -q X` is 141 whenever rpm writes again after
+// grep has matched and gone (SIGPIPE), which once failed .ci/run on a package
+// that was right. The scripts read such output from a here-string or let the
+// reader read to the end (awk 'NR <= N') instead.
+func TestScriptsHaveNoEarlyExitingReaderUnderPipefail(t *testing.T) {
+	files, err := filepath.Glob("scripts/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, ".ci/run")
+	early := regexp.MustCompile(`\|\s*(grep\s+(-[a-zA-Z]*q|--quiet)|head\b|sed\s+-?[0-9]*q)`)
+	checked := 0
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.IsDir() {
+			continue
+		}
+		text := readRepoFile(t, f)
+		if !strings.Contains(text, "pipefail") {
+			continue
+		}
+		checked++
+		for i, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") || strings.Contains(line, "|| true") {
+				continue
+			}
+			if m := early.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q stops reading early under pipefail: %s", f, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+	if checked < 10 {
+		t.Errorf("only %d scripts set pipefail: the glob found the wrong files", checked)
+	}
+}
