@@ -85,7 +85,9 @@
 // marked), lib (a library that is loaded: marked), assign (NAME=VALUE,
 // checked like the shell's assignments), any.
 //
-// Effects: read-only, irreversible, writes, deletes, net, sends-stdin,
+// Effects: read-only, irreversible, writes, extracts (writes the files
+// it unpacks where it runs, unless a read-only option lists or tests
+// them: unzip), deletes, net, sends-stdin,
 // runs (code the device cannot see; shown with reads-code's files),
 // reads-code=F,... (files that can run code: listed in a pin's "does not
 // bind" list and in "whose code runs"; writing one earlier in the same

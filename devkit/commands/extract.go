@@ -2,10 +2,15 @@
 // (tar -C, cpio -D) or a program given a directory to write into writes
 // files the device cannot name one by one, so the directory is what the
 // script wrote, and a later command run from under it is a file the
-// script wrote (the same rule as a file written by name).
+// script wrote (the same rule as a file written by name). An archive the
+// script downloaded, wrote or piped in and unpacked where it stands (tar
+// -xf x.tgz, unzip x.zip, curl ... | tar x) may hold any file of the
+// project, as such a patch may (patch_writes.go): a later command that
+// runs the project's code runs what it may have written.
 package commands
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -17,9 +22,11 @@ import (
 // copies files it reads (cp, rsync, install, unzip -d), which may be a
 // directory. A directory outside the working directory is marked.
 // mkdir is not among them: it reads no file, so its directory is empty.
-func (w *walker) intoDirectory(m *match, net bool, line int) {
+func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archive intoDir) {
 	readsFile := slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "file" })
-	copies := (readsFile || net) && !m.eff.runs && !m.eff.meta && !m.eff.deletes
+	// tar x, cpio -i: the archive is the piped input.
+	readsPipe := !readsFile && c.in.piped != "" && c.in.piped != "here-document" && c.in.piped != "here-string"
+	copies := (readsFile || readsPipe || net) && !m.eff.runs && !m.eff.meta && !m.eff.deletes
 	how := "wrote"
 	switch {
 	case net:
@@ -38,6 +45,9 @@ func (w *walker) intoDirectory(m *match, net bool, line int) {
 			// Files written where the device cannot name them (tar -x in
 			// the current directory): no script text stays known.
 			clear(w.scripts)
+			if !m.appliesPatch() {
+				w.unpackedInPlace(c, line, archive)
+			}
 		}
 	}()
 	for _, v := range m.values {
@@ -89,4 +99,20 @@ func (w *walker) wroteInto(r string) (how string, line int) {
 		}
 	}
 	return how, line
+}
+
+// unpackedInPlace: an archive unpacked where it runs may write any file
+// of the project. One the script downloaded, wrote or piped in is
+// recorded as a change the device cannot read (w.patched, as a patch
+// is), or as a download unpacked (w.extracted) when it came from the
+// network; one already in the directory is the project's own, like its
+// Makefile. archive is where it came from (patchSource).
+func (w *walker) unpackedInPlace(c *simpleCmd, line int, archive intoDir) {
+	switch {
+	case w.extracted == line:
+	case c.in.piped != "" && w.netCommands[c.in.piped]:
+		w.extracted = cmp.Or(w.extracted, line)
+	case archive.line > 0 && w.patched.line == 0:
+		w.patched = archive
+	}
 }

@@ -862,6 +862,9 @@ func (m *match) finish(words []word) {
 		ro = true
 		m.roAnchor = path
 	}
+	if m.eff.extracts && !ro {
+		m.eff.writes = true // unzip x.zip; unzip -l x.zip reads only
+	}
 	e := m.eff
 	if e.writes || e.deletes || e.runs || e.loads || e.envDump || m.stdinCode {
 		ro = false

@@ -9,13 +9,16 @@ package commands
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// patchSource says where a patch command's patch came from when the
-// script wrote, downloaded or piped it in (line 0 when it did not). It is
-// read before the command's own writes are recorded.
-func (w *walker) patchSource(c *simpleCmd, m *match, line int) intoDir {
+// patchSource says where a patch command's patch (or an archive unpacked
+// in place, extract.go) came from when the script wrote, downloaded or
+// piped it in (line 0 when it did not); did is what the command did with
+// it ("applied a patch"). It is read before the command's own writes are
+// recorded.
+func (w *walker) patchSource(c *simpleCmd, m *match, line int, did string) intoDir {
 	var inputs []string
 	if c.in.file != "" && c.in.piped == "" && c.in.hdoc == nil {
 		inputs = append(inputs, c.in.file)
@@ -27,28 +30,35 @@ func (w *walker) patchSource(c *simpleCmd, m *match, line int) intoDir {
 	}
 	for _, f := range inputs {
 		if l, ok := w.downloads[w.resolve(f)]; ok {
-			return intoDir{line, fmt.Sprintf("applied a patch it downloaded at line %d (%s)", l, w.display(f))}
+			return intoDir{line, fmt.Sprintf("%s it downloaded at line %d (%s)", did, l, w.display(f))}
 		}
 		if how, l := w.wroteAt(f); l > 0 {
-			return intoDir{line, fmt.Sprintf("applied a patch it %s at line %d (%s)", how, l, w.display(f))}
+			return intoDir{line, fmt.Sprintf("%s it %s at line %d (%s)", did, how, l, w.display(f))}
 		}
 	}
 	if p := c.in.piped; p != "" && p != "here-document" && p != "here-string" {
-		return intoDir{line, "applied a patch piped from " + p}
+		return intoDir{line, did + " piped from " + p}
 	}
 	return intoDir{}
 }
 
+// appliesPatch: the command is a patch program (check patch-files), whose
+// input is a patch, not an archive it unpacks (extract.go).
+func (m *match) appliesPatch() bool {
+	return slices.ContainsFunc(m.checks, func(ch checkUse) bool { return ch.name == "patch-files" })
+}
+
 // afterPatch: a command that runs the project's code (its files, or code
 // the device does not see) after such a patch runs what the patch may
-// have written.
-func (w *walker) afterPatch(name string, codeFiles []string, runs bool, line int) {
+// have written; it says whether it found one.
+func (w *walker) afterPatch(name string, codeFiles []string, runs bool, line int) bool {
 	if w.patched.line == 0 || len(codeFiles) == 0 && !runs {
-		return
+		return false
 	}
 	what := "the project's code"
 	if len(codeFiles) > 0 {
 		what = "code from " + strings.Join(uniq(codeFiles), ", ")
 	}
 	w.reason(SeverityRunsUnseen, line, false, "%s runs %s, which the script may have changed at line %d: it %s, whose files the device does not read (write, then run)", name, what, w.patched.line, w.patched.how)
+	return true
 }

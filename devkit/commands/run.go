@@ -318,6 +318,9 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
 		w.reason(SeverityRunsUnseen, line, false, "runs %s after the script unpacked a download at line %d (it may come from it)", w.display(raw), w.extracted)
 		return out
 	}
+	if w.afterPatch(w.display(raw), nil, true, line) {
+		return out
+	}
 	if path.IsAbs(raw) && w.wd != "" && !strings.HasPrefix(path.Clean(raw), strings.TrimSuffix(path.Clean(w.wd), "/")+"/") {
 		w.reason(SeverityRunsUnseen, line, false, "runs %s, a program outside the working directory that no table describes", w.display(raw))
 		return out
@@ -399,6 +402,9 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 			}
 			if w.extracted > 0 {
 				w.reason(SeverityRunsUnseen, c.line, false, "%s runs %s after the script unpacked a download at line %d (it may come from it)", name, w.display(v), w.extracted)
+				return
+			}
+			if w.afterPatch(name, []string{v}, true, c.line) {
 				return
 			}
 			w.unbound.add(v, "the script file "+sh+" reads: the request carries its name, not its contents",
@@ -548,12 +554,15 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			out = r.Output
 		}
 		if r.WritesUnnamed {
-			patch = w.patchSource(c, m, line)
+			patch = w.patchSource(c, m, line, "applied a patch")
 		}
 	}
 	if m.problem != "" {
 		w.reason(SeverityRunsUnseen, line, false, "%s", m.problem)
 	}
+	// An archive it may unpack in place, as a patch (extract.go), read
+	// before its own writes are recorded.
+	archive := w.patchSource(c, m, line, "unpacked an archive")
 	w.command(line, c.depth, c.text, p.names[0], form, class)
 	if modeOnly[p.names[0]] {
 		defer w.keepScripts()()
@@ -653,7 +662,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				if t := w.readsFile(v.w.val, line); t != "" {
 					out = cmp.Or(out, t)
 				}
-				if _, ok := w.downloads[w.resolve(v.w.val)]; ok && m.eff.writes && !net {
+				if _, ok := w.downloads[w.resolve(v.w.val)]; ok && m.eff.writes && !net && !m.appliesPatch() {
 					w.extracted = line // an archive from a download, unpacked
 				}
 				if m.eff.deletes {
@@ -733,6 +742,15 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 	}
+	if (len(files) > 0 || m.eff.runs) && w.extracted > 0 {
+		what := "the project's code"
+		if len(files) > 0 {
+			what = "code from " + strings.Join(uniq(files), ", ")
+		}
+		w.reason(SeverityRunsUnseen, line, false, "%s runs %s after the script unpacked a download at line %d (it may come from it)", name, what, w.extracted)
+	} else {
+		w.afterPatch(name, files, m.eff.runs, line)
+	}
 	for _, f := range files {
 		if wl, wf := w.writtenMatch(f); wl > 0 && w.inertConfig(wf) {
 			w.mark(SeverityNote, line, false, "%s reads %s, which the script wrote at line %d with keys that run nothing", name, w.display(wf), wl)
@@ -741,7 +759,6 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
 		}
 	}
-	w.afterPatch(name, files, m.eff.runs, line)
 	if patch.line > 0 && w.patched.line == 0 {
 		w.patched = patch
 	}
@@ -755,7 +772,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	for _, f := range m.eff.writesFiles {
 		w.recordChange(f, line)
 	}
-	w.intoDirectory(m, net, line)
+	w.intoDirectory(c, m, net, line, archive)
 	if m.eff.loads {
 		w.mark(SeverityRunsUnseen, line, false, "%s loads a library or plugin: %s", name, c.text)
 	}
@@ -812,6 +829,11 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		}
 		inner := *c
 		inner.direct = false
+		if m.eff.readsStdin && !m.eff.sendsStdin {
+			// xargs reads the pipe into words: what it runs is not fed
+			// the pipe (its secret data still reaches it, as words).
+			inner.in.piped, inner.in.file, inner.in.hdoc = "", "", nil
+		}
 		out = cmp.Or(w.runAt(&inner, from, to), out)
 	}
 	w.builtin(c, name, i, end)
@@ -948,6 +970,7 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 // network records where a command connects and what it sends there.
 func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin bool, forSecret []string, i, end int) string {
 	line := c.line
+	w.netCommands[c.text] = true
 	hosts = uniq(hosts)
 	for _, h := range hosts {
 		w.host(h, name, line)

@@ -62,6 +62,7 @@ func (k kind) String() string {
 type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
 	runs, readsStdin, envDump, loads, noArgv, asArgv, meta   bool
+	extracts                                                 bool     // writes where it runs unless a read-only option is used (unzip)
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
@@ -84,6 +85,7 @@ func (e *effects) merge(o effects) {
 	e.noArgv = e.noArgv || o.noArgv
 	e.asArgv = e.asArgv || o.asArgv
 	e.meta = e.meta || o.meta
+	e.extracts = e.extracts || o.extracts
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
@@ -382,6 +384,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.irreversible = true
 		case a == "writes":
 			e.writes = true
+		case a == "extracts":
+			e.extracts = true
 		case a == "deletes":
 			e.deletes = true
 		case a == "net":
@@ -616,7 +620,7 @@ func (p *tableParser) form(n *node, args []string) {
 // isEffectWord reports whether a word of a form line starts its effects.
 func isEffectWord(a string) bool {
 	switch a {
-	case "read-only", "irreversible", "writes", "deletes", "net", "sends-stdin",
+	case "read-only", "irreversible", "writes", "extracts", "deletes", "net", "sends-stdin",
 		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "whole":
 		return true
 	}

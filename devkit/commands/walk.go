@@ -58,25 +58,26 @@ type walker struct {
 	secretVars   map[string]bool   // delivered, or assigned from secret data (read)
 	secretFrom   map[string]string // a variable of the script -> the secret data it came from (secretvars.go)
 
-	funcs     map[string]*syntax.Stmt
-	inFunc    map[string]bool
-	written   map[string]int    // resolved path -> line the script wrote it
-	how       map[string]string // resolved path -> how: "wrote", "downloaded", "changed", "built"
-	scripts   scriptTexts       // files written whole from a fixed here-document (written_script.go)
-	remotes   map[string]string // git remote name -> the URL the script set (gitremote.go)
-	downloads map[string]int    // files a download saved, by resolved path
-	extracted int               // the line an archive from a download was unpacked
-	into      intoDirs          // directories the script wrote files into (extract.go)
-	patched   intoDir           // a patch the script wrote or downloaded, applied (checks_forward.go)
-	tainted   map[string]string // resolved paths holding secret data -> what data (secretvars.go)
-	programs  []progRef         // every program run: they inherit the environment
-	progSeen  map[string]bool
-	stdinRead []progRef
-	named     map[string][]progRef
-	hostSeen  map[string]bool
-	unseen    map[string]bool
-	seen      map[string]int // finding key -> its index in its list
-	controls  bool
+	funcs       map[string]*syntax.Stmt
+	inFunc      map[string]bool
+	written     map[string]int    // resolved path -> line the script wrote it
+	how         map[string]string // resolved path -> how: "wrote", "downloaded", "changed", "built"
+	scripts     scriptTexts       // files written whole from a fixed here-document (written_script.go)
+	remotes     map[string]string // git remote name -> the URL the script set (gitremote.go)
+	downloads   map[string]int    // files a download saved, by resolved path
+	netCommands map[string]bool   // commands that opened the network, as shown (what a pipe reads from)
+	extracted   int               // the line an archive from a download was unpacked
+	into        intoDirs          // directories the script wrote files into (extract.go)
+	patched     intoDir           // a patch the script wrote or downloaded, applied (checks_forward.go)
+	tainted     map[string]string // resolved paths holding secret data -> what data (secretvars.go)
+	programs    []progRef         // every program run: they inherit the environment
+	progSeen    map[string]bool
+	stdinRead   []progRef
+	named       map[string][]progRef
+	hostSeen    map[string]bool
+	unseen      map[string]bool
+	seen        map[string]int // finding key -> its index in its list
+	controls    bool
 	// callNamed collects the secret variables the words of the simple
 	// command being read name.
 	callNamed []string
@@ -105,7 +106,7 @@ type netUse struct {
 func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
-		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, tainted: map[string]string{}, progSeen: map[string]bool{},
+		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, netCommands: map[string]bool{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
 		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {

