@@ -287,7 +287,8 @@ const (
 	failInterrupted
 	failCommandNotFound
 	failCommandNotExecutable
-	failCommandFormat // no #! and no format the kernel runs
+	failCommandFormat      // no #! and no format the kernel runs
+	failCommandInterpreter // the #! line's interpreter cannot be run
 	failCommandChanged
 	failWorkdir
 	failHostUnsupported
@@ -417,6 +418,8 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return suggest("Check the command's execute permission (chmod +x PATH), then run the command again.")
 	case failCommandFormat:
 		return suggest("Start the file with a #! line naming its interpreter (for example #!/bin/sh), or run it through its interpreter (sh FILE), then run the command again.")
+	case failCommandInterpreter:
+		return suggest("Install the interpreter the file's #! line names, or correct that line (for example #!/usr/bin/env python3), then run the command again.")
 	case failCommandChanged:
 		return suggest("Check why the file changed, then run the command again so that the device sees the file as it is now.")
 	case failWorkdir:

@@ -50,6 +50,9 @@ func runCommand(o *runOptions, cs callerState) int {
 	if err := exe.inspect(); err != nil {
 		return notContacted(err, failOther)
 	}
+	if err := checkInterpreter(wd, exe, searchPath); err != nil {
+		return notContacted(err, failOther)
+	}
 
 	// The host must provide what this path uses before the device is asked
 	// (command-execution.md, "Platform implementations"). A service may

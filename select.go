@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"runtime"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ type executable struct {
 	hash      []byte // SHA-256 of the contents, nil when not readable
 	size      int64  // bytes hashed at inspection; revalidation reads no more
 	script    bool   // starts with "#!"
+	shebang   string // the #! line as the kernel reads it (its first execHeaderSize bytes)
 	contents  *string
 	// readable is the same object opened for reading (Linux), retained
 	// from inspection to revalidation; nil until then or when unreadable.
@@ -305,6 +307,9 @@ func (x *executable) inspect() error {
 	}
 	x.hash, x.size = sum, size
 	x.script = len(head) >= 2 && head[0] == '#' && head[1] == '!'
+	if x.script {
+		x.shebang = string(head[:min(len(head), execHeaderSize)])
+	}
 	if x.script && size <= maxScriptContents {
 		text := toValidUTF8(head)
 		x.contents = &text
@@ -313,6 +318,74 @@ func (x *executable) inspect() error {
 		return classify(failCommandFormat, fmt.Errorf("cannot run %s: it does not start with #! and is not a program format the kernel runs (%s), so it would fail (\"exec format error\") after the approval", printable(x.path), nativeFormatName[runtime.GOOS]))
 	}
 	return nil
+}
+
+// checkInterpreter predicts that a script cannot start because the
+// interpreter its #! line names cannot be run (missing, not an executable
+// file): execve would fail with ENOENT or EACCES after the approval. The
+// line is read as the kernel reads it (Linux fs/binfmt_script.c, macOS
+// imgact_shell): after "#!" and blanks, the interpreter runs to the next
+// blank or the end of the line, relative names start at the working
+// directory, and the rest of the line is one argument. For `#!/usr/bin/env
+// NAME` (one word, no option or assignment), NAME is looked up in PATH as
+// env looks it up. An interpreter that is itself a script is not followed,
+// and nothing is predicted for a line the kernel's buffer cuts.
+func checkInterpreter(wd workdir, x *executable, searchPath string) error {
+	if !x.script {
+		return nil
+	}
+	line := strings.TrimLeft(x.shebang[2:], " \t")
+	end := strings.IndexAny(line, " \t\n")
+	if end < 0 {
+		if len(x.shebang) == execHeaderSize {
+			return nil // cut by the kernel's buffer
+		}
+		end = len(line)
+	}
+	interp := line[:end]
+	if interp == "" {
+		return classify(failCommandFormat, fmt.Errorf("cannot run %s: its #! line names no interpreter, so it would fail (\"exec format error\") after the approval", printable(x.path)))
+	}
+	arg, _, _ := strings.Cut(line[end:], "\n")
+	arg = strings.Trim(arg, " \t")
+	if err := checkRunnable(wd, interp); err != nil {
+		crlf := ""
+		if strings.HasSuffix(interp, "\r") {
+			crlf = " (the line ends in CR LF, as a file saved on Windows does)"
+		}
+		return classify(failCommandInterpreter, fmt.Errorf("cannot run %s: the interpreter its #! line names, %s, %v%s, so it would fail after the approval", printable(x.path), printable(interp), err, crlf))
+	}
+	if path.Base(interp) != "env" || arg == "" || strings.ContainsAny(arg, " \t=") || strings.HasPrefix(arg, "-") {
+		return nil
+	}
+	var err error
+	if strings.Contains(arg, "/") {
+		err = checkRunnable(wd, arg)
+	} else if found, selErr := selectExecutable(wd, arg, searchPath); selErr != nil {
+		err = errors.New("is not found in PATH or cannot be run")
+	} else {
+		unix.Close(found.fd)
+	}
+	if err != nil {
+		return classify(failCommandInterpreter, fmt.Errorf("cannot run %s: its #! line runs %s %s, and %s %v, so it would fail after the approval", printable(x.path), printable(interp), printable(arg), printable(arg), err))
+	}
+	return nil
+}
+
+// checkRunnable says why a named file cannot be executed (a phrase, nil
+// when it can): it is opened as a candidate is.
+func checkRunnable(wd workdir, name string) error {
+	found, err := openCandidate(wd, name)
+	switch {
+	case err == nil:
+		unix.Close(found.fd)
+		return nil
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+		return errors.New("does not exist")
+	case errors.Is(err, errNotExecutable) || errors.Is(err, unix.EACCES):
+		return errors.New("is not an executable file this user may run")
+	}
+	return err
 }
 
 // Which files the kernel can execute, predicted from their first bytes so

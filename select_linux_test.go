@@ -362,6 +362,56 @@ func TestNoShellFallbackForFilesWithoutShebang(t *testing.T) {
 	}
 }
 
+// A script whose #! interpreter cannot be run fails in execve (ENOENT,
+// EACCES) after the approval; it is said before the device is asked, with
+// the interpreter named: a missing one, a CRLF line (the interpreter is
+// "/bin/sh\r"), an empty line, a file that is not executable, a directory,
+// and `#!/usr/bin/env NAME` with NAME in no PATH directory. The controls,
+// the same lines spelled the ways the kernel accepts, ask and run.
+func TestScriptInterpreterThatCannotRunIsSaidFirst(t *testing.T) {
+	dir := t.TempDir()
+	writeExecutable(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\necho tool \"$@\"\n")
+	if err := os.WriteFile(filepath.Join(dir, "plain"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct{ line, want string }{
+		"missing":  {"#!/nonexistent/python9\n", "/nonexistent/python9, does not exist"},
+		"crlf":     {"#!/bin/sh\r\necho x\r\n", `/bin/sh\x0d, does not exist (the line ends in CR LF`},
+		"empty":    {"#!\necho x\n", "names no interpreter"},
+		"notexec":  {"#!" + filepath.Join(dir, "plain") + "\n", "is not an executable file"},
+		"dir":      {"#!" + dir + "\n", "is not an executable file"},
+		"env":      {"#!/usr/bin/env agentknock-no-such-program\n", "runs /usr/bin/env agentknock-no-such-program, and agentknock-no-such-program is not found in PATH"},
+		"relative": {"#!bin/missing\n", "bin/missing, does not exist"},
+	} {
+		writeExecutable(t, filepath.Join(dir, name), c.line)
+		l := startLaunch(t, dir, nil, "-s", "x", "--", "./"+name)
+		status := l.waitBounded(t)
+		stderr := l.stderr.String()
+		if status != 1 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "did not contact the device") || !strings.Contains(stderr, "#!") {
+			t.Errorf("%s: status %d, stderr %q, want %q", name, status, stderr, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(string(l.approval), "request.json")); err == nil {
+			t.Errorf("%s: the request was sent", name)
+		}
+	}
+	for name, line := range map[string]string{
+		"blank-after":  "#! /bin/sh -e\necho ran\n",
+		"tab":          "#!\t/bin/sh\necho ran\n",
+		"env":          "#!/usr/bin/env sh\necho ran\n",
+		"env-option":   "#!/usr/bin/env -S sh -e\necho ran\n",
+		"relative":     "#!bin/tool\n",
+		"env-relative": "#!/usr/bin/env bin/tool\n",
+	} {
+		writeExecutable(t, filepath.Join(dir, "ok-"+name), line)
+		l := startLaunch(t, dir, nil, "-s", "x", "--", "./ok-"+name)
+		l.approval.waitRequest(t)
+		l.approval.approve(t, map[string]map[string]string{"x": {"X": "v"}})
+		if status := l.waitBounded(t); status != 0 {
+			t.Errorf("ok-%s: status %d, stderr %q", name, status, l.stderr.String())
+		}
+	}
+}
+
 // Finding 6 on Linux: a binfmt_misc handler cannot run a file executed
 // through a close-on-exec descriptor, as agentknock executes binaries.
 // In a user namespace of its own (Linux 6.7 gives each its own
