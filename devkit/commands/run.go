@@ -28,6 +28,10 @@ type simpleCmd struct {
 	in     flow
 	text   string
 	direct bool // the invocation's own argv: the executable is bound by its hash
+	// replaced is the string a wrapper replaces in every word of the
+	// command it runs (xargs -I R, find -exec's {}): code that holds it is
+	// built at run time from what the wrapper reads.
+	replaced string
 }
 
 // systemDirs are where an absolute command name is the program of that
@@ -382,6 +386,10 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 		}
 		if k < end && !c.ws[k].fixed || k >= end {
 			w.reason(SeverityRunsUnseen, c.line, false, "%s -c runs code built at run time: %s", name, c.text)
+			return
+		}
+		if c.replaced != "" && strings.Contains(s.Text, c.replaced) {
+			w.reason(SeverityRunsUnseen, c.line, false, "%s -c runs code built at run time: each %s in its script is replaced by what the command before it reads (a file name or an input line), which then runs as code", name, c.replaced)
 			return
 		}
 		w.nested(s.Text, c.depth, c.line, "whose script ("+sh+" -c) runs:", s.Lang, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
@@ -824,11 +832,16 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			w.emit(c.depth+1, name+" runs ("+a.opt+"):")
 			inner := *c
 			inner.depth, inner.in, inner.direct = c.depth+1, flow{}, false
+			if to >= len(c.ws) || c.ws[to].val != "+" {
+				// -exec CMD {} +: {} is replaced only as the last word.
+				inner.replaced = replaceString(p.names[0], a.opt, nil)
+			}
 			out = cmp.Or(w.runAt(&inner, from, to), out)
 			continue
 		}
 		inner := *c
 		inner.direct = false
+		inner.replaced = replaceString(p.names[0], "", fixedVals(c.ws[i+1:from]))
 		if m.eff.readsStdin && !m.eff.sendsStdin {
 			// xargs reads the pipe into words: what it runs is not fed
 			// the pipe (its secret data still reaches it, as words).
@@ -838,6 +851,42 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	}
 	w.builtin(c, name, i, end)
 	return out
+}
+
+// replaceString is the string a wrapper puts what it reads into, in every
+// word of the command it runs: find's -exec, -execdir, -ok and -okdir
+// replace {} wherever it occurs in a word, when ended by ";" (find(1));
+// xargs -I R replaces R,
+// and -i or --replace without a value {} (xargs(1)). opts are the
+// wrapper's words before the command.
+func replaceString(program, opt string, opts []string) string {
+	switch program {
+	case "find":
+		if opt != "" {
+			return "{}"
+		}
+	case "xargs":
+		r := ""
+		for k := 0; k < len(opts); k++ {
+			switch o := opts[k]; {
+			case o == "--":
+				return r
+			case o == "-I" && k+1 < len(opts):
+				r = opts[k+1]
+				k++
+			case strings.HasPrefix(o, "-I"):
+				r = o[2:]
+			case o == "-i" || o == "--replace":
+				r = "{}"
+			case strings.HasPrefix(o, "--replace="):
+				r = cmpOr(o[len("--replace="):], "{}")
+			case strings.HasPrefix(o, "-i"):
+				r = o[2:]
+			}
+		}
+		return r
+	}
+	return ""
 }
 
 // inputTaint is the secret data on standard input when the command reads
@@ -910,7 +959,7 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 		}
 		text = strings.Join(parts, " ")
 	}
-	if !fixed {
+	if !fixed || c.replaced != "" && strings.Contains(text, c.replaced) {
 		w.reason(SeverityRunsUnseen, line, c.taints[wi] != "", "%s runs %s code built at run time: %s", name, langName(lang), c.text)
 		return ""
 	}
