@@ -763,7 +763,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if wl, wf := w.writtenMatch(f); wl > 0 && w.inertConfig(wf) {
 			w.mark(SeverityNote, line, false, "%s reads %s, which the script wrote at line %d with keys that run nothing", name, w.display(wf), wl)
 			w.configSecrets(wf, name, line)
-		} else if wl > 0 {
+		} else if wl > 0 && !w.followMakefile(p.names[0], wf, c) {
 			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
 		}
 	}

