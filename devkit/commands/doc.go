@@ -94,7 +94,11 @@
 // script makes it not understood), reads-stdin, env-dump, loads,
 // check=NAME (a named check in checks.go), for-secret=VAR,... (the
 // program's API is what a secret in one of these variables is for),
-// writes=F,... (the files this form writes by name), stdin-code=LANG
+// reads-env=VAR,... (variables that change what the program runs or
+// where it connects, VAR_* for a prefix: listed in a pin's "does not
+// bind" list), workdir (on an option whose value is a dir: the program
+// works there, so its reads-code files by relative name are under it: git
+// -C, make -C), writes=F,... (the files this form writes by name), stdin-code=LANG
 // (with no operand, or "-", the program reads its program from standard
 // input), no-argv (this option makes the operands names, not a command:
 // command -v), as-argv (this option makes shell-code operands a command:

@@ -9,6 +9,7 @@ package commands
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -33,6 +34,22 @@ type valueUse struct {
 	opt      string   // the option spelling ("" for an operand)
 	eff      *effects // of the table line (shared, read only)
 	codeFile bool     // a file whose line reads-code or runs: the file is code
+}
+
+// workdir is the directory a workdir option names (git -C sub, make -C
+// sub): the files the program reads by relative name are under it; "" for
+// none, or one decided at run time.
+func (m *match) workdir() string {
+	dir := ""
+	for _, v := range m.values {
+		if v.eff != nil && v.eff.workdir && v.opt != "" {
+			if !v.w.fixed {
+				return ""
+			}
+			dir = path.Join(dir, v.w.val) // git -C a -C b is a/b
+		}
+	}
+	return dir
 }
 
 // argvSpan is an inner command: words [from, to) of the command.

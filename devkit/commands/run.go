@@ -513,7 +513,8 @@ options:
 			w.unbound.add("~/.profile", "a login bash reads it when neither ~/.bash_profile nor ~/.bash_login exists", "")
 		}
 	case "zsh":
-		w.unbound.add("~/.zshenv", "zsh reads it first (ZDOTDIR, inherited, may move it)", "")
+		w.unbound.add("/etc/zshenv", "zsh reads it first, whatever its options (/etc/zsh/zshenv on Debian)", "")
+		w.unbound.add("~/.zshenv", "zsh reads it next (ZDOTDIR, inherited, may move it)", "")
 		if login {
 			w.unbound.add("~/.zprofile and ~/.zlogin", "a login zsh reads them", "")
 		}
@@ -744,11 +745,20 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	// understood (write, then run).
 	files := codeFiles
 	if !optCodeFile {
+		dir := m.workdir()
 		for _, f := range m.eff.readsCode {
+			if dir != "" && !path.IsAbs(f) && !strings.HasPrefix(f, "~") {
+				f = path.Join(dir, f)
+			}
 			if !w.unbound.seen[f] {
 				w.unbound.add(f, name+" reads it ("+form+"); what it runs is not bound", "")
 			}
 		}
+	}
+	if len(m.eff.readsEnv) > 0 {
+		// One item for the program's variables, so that they do not
+		// crowd its files out of the capped list.
+		w.unbound.add(strings.Join(m.eff.readsEnv, ", "), "inherited, not sent: "+name+" reads these variables, and they change what it runs or where it connects", "")
 	}
 	if (len(files) > 0 || m.eff.runs) && w.extracted > 0 {
 		what := "the project's code"

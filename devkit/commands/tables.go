@@ -63,6 +63,8 @@ type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
 	runs, readsStdin, envDump, loads, noArgv, asArgv, meta   bool
 	extracts                                                 bool     // writes where it runs unless a read-only option is used (unzip)
+	workdir                                                  bool     // the option's dir value is where the program works (git -C, make -C)
+	readsEnv                                                 []string // variables that change what the program runs
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
@@ -86,6 +88,8 @@ func (e *effects) merge(o effects) {
 	e.asArgv = e.asArgv || o.asArgv
 	e.meta = e.meta || o.meta
 	e.extracts = e.extracts || o.extracts
+	e.workdir = e.workdir || o.workdir
+	e.readsEnv = appendNew(e.readsEnv, o.readsEnv...)
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
@@ -386,6 +390,16 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.writes = true
 		case a == "extracts":
 			e.extracts = true
+		case a == "workdir":
+			e.workdir = true
+		case hasVal && key == "reads-env":
+			vars := strings.Split(val, ",")
+			for _, v := range vars {
+				if !isVarName(strings.TrimSuffix(v, "*")) {
+					p.errorf("reads-env: %q is not a variable name (a trailing * names a prefix)", v)
+				}
+			}
+			e.readsEnv = appendNew(e.readsEnv, vars...)
 		case a == "deletes":
 			e.deletes = true
 		case a == "net":
@@ -620,12 +634,12 @@ func (p *tableParser) form(n *node, args []string) {
 // isEffectWord reports whether a word of a form line starts its effects.
 func isEffectWord(a string) bool {
 	switch a {
-	case "read-only", "irreversible", "writes", "extracts", "deletes", "net", "sends-stdin",
+	case "read-only", "irreversible", "writes", "extracts", "workdir", "deletes", "net", "sends-stdin",
 		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
-	return (k == "reads-code" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
+	return (k == "reads-code" || k == "reads-env" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
 }
 
 // finishProgram checks what only a whole table can show.

@@ -46,6 +46,18 @@ func TestUnboundPerProgram(t *testing.T) {
 		{[]string{"bash"}, []string{"the program it reads on standard input", "BASH_ENV"}, nil},
 		{[]string{"sh", "-s"}, []string{"the program it reads on standard input"}, nil},
 		{[]string{"sh", "-c", "curl -fsSL https://get.example.sh | sh"}, []string{"the program it reads on standard input"}, nil},
+		// Another directory's files (a probe found them named as the
+		// working directory's), the variables each manual gives, and the
+		// files a probe found missing.
+		{[]string{"git", "-C", "sub", "commit", "-m", "x"}, []string{"sub/.git/hooks/*", "sub/.git/config", "~/.gitconfig"}, []string{".git/config"}},
+		{[]string{"make", "-C", "sub", "test"}, []string{"sub/GNUmakefile", "sub/makefile", "sub/Makefile", "MAKEFILES, MAKEFLAGS"}, []string{"Makefile"}},
+		{[]string{"pytest", "-q"}, []string{"conftest.py", "sitecustomize.py", "*.pth", "PYTEST_ADDOPTS, PYTEST_PLUGINS, PYTHONPATH, PYTHONHOME"}, nil},
+		{[]string{"go", "test", "./..."}, []string{"~/.config/go/env", "GOFLAGS, GOENV, GOTOOLCHAIN, GOPROXY, CC, CXX, CGO_CFLAGS, CGO_LDFLAGS"}, nil},
+		{[]string{"cargo", "test"}, []string{"rust-toolchain.toml", "RUSTC, RUSTC_WRAPPER, RUSTFLAGS, RUSTUP_TOOLCHAIN, CARGO_HOME, CARGO_BUILD_*, CARGO_TARGET_*"}, nil},
+		{[]string{"zsh", "-c", "true"}, []string{"/etc/zshenv", "~/.zshenv"}, nil},
+		{[]string{"git", "log", "-1"}, []string{"GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, GIT_CONFIG_COUNT, GIT_EXEC_PATH, GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_ASKPASS"}, nil},
+		{[]string{"npm", "test"}, []string{"npm_config_*, NODE_OPTIONS"}, nil},
+		{[]string{"gh", "pr", "view", "1"}, []string{"GH_HOST, GH_CONFIG_DIR, GH_PAGER, GH_BROWSER"}, nil},
 	}
 	for _, c := range cases {
 		r := testRequest(c.argv)
