@@ -708,8 +708,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 					w.taintFile(v.w.val, readTaint)
 				}
 				if net {
-					if what, secret := w.fileData(v.w.val); secret {
-						sends, sendsSecret = append(sends, what), true
+					if what, secret := w.fileData(v.w.val); secret || v.eff != nil && v.eff.sendsFile && v.w.val != "-" && v.w.val != "/dev/stdin" {
+						sends, sendsSecret = append(sends, what), sendsSecret || secret
 					}
 				}
 			} else if m.eff.deletes {
