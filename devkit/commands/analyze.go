@@ -228,6 +228,9 @@ func scriptHeading(s *Script) string {
 // sorts the findings most severe first.
 func (w *walker) finish() {
 	a := w.a
+	for _, j := range w.jobs {
+		w.mark(SeverityExposes, j.line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", j.text)
+	}
 	if w.controls {
 		w.mark(SeverityNote, 0, false, "the script contains control or invisible characters, shown as escapes such as \\r and \\x1b (a backslash written in the script is shown as itself)")
 	}
@@ -356,6 +359,11 @@ func (z *Analyzer) classify(a *Analysis, r *Request, w *walker) {
 		a.Why = "other: the script computes a value at run time (" + w.computes + ")"
 		return
 	}
+	// A redirection writes as surely as cp does (: > main.go empties it).
+	if f, l := firstWrite(w.written); l > 0 {
+		a.Why = fmt.Sprintf("other: the script writes %s (line %d)", Literal(f), l)
+		return
+	}
 	dir := path.Dir(r.Executable)
 	if !readOnlyDirs[dir] {
 		a.Why = "other: the executable " + Literal(r.Executable) + " is not in /usr/bin, /bin, /usr/local/bin or /opt/homebrew/bin"
@@ -390,6 +398,17 @@ func (z *Analyzer) classify(a *Analysis, r *Request, w *walker) {
 	}
 	a.Class = ClassReadOnly
 	a.Why = "read-only: " + strings.Join(forms, ", ") + ", executable " + Literal(r.Executable)
+}
+
+// firstWrite is the file the script wrote first (by line, then name).
+func firstWrite(written map[string]int) (string, int) {
+	file, line := "", 0
+	for f, l := range written {
+		if line == 0 || l < line || l == line && f < file {
+			file, line = f, l
+		}
+	}
+	return file, line
 }
 
 // readOnlyDirs are the system directories a read-only executable lives in.

@@ -4,6 +4,7 @@
 package commands
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -47,6 +48,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-run-source":      checkGoRunSource, // checks_install.go
 	"package-install":    checkPackageInstall,
 	"env-names":          checkEnvNames,
+	"envsubst-format":    checkEnvsubstFormat,
 	"git-other-repo":     checkGitOtherRepo,
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,
@@ -255,6 +257,21 @@ func checkEnvNames(in checkInput) checkResult {
 	}
 	return checkResult{Mark: "prints the secret variable " + strings.Join(shown, ", "), SecretMark: true, Output: "the secret in " + strings.Join(shown, ", ")}
 }
+
+// checkEnvsubstFormat: envsubst SHELL-FORMAT replaces only the variables
+// the format names ($NAME or ${NAME}; envsubst(1)), so it exposes a secret
+// only when the format names a secret's variable.
+func checkEnvsubstFormat(in checkInput) checkResult {
+	var names []string
+	for _, w := range in.Words {
+		for _, m := range envsubstRef.FindAllStringSubmatch(w, -1) {
+			names = append(names, m[1]+m[2])
+		}
+	}
+	return checkEnvNames(checkInput{Words: names, SecretEnv: in.SecretEnv})
+}
+
+var envsubstRef = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
 
 // isShellName reports whether s is a variable name (letters, digits and
 // underscores, not starting with a digit).

@@ -109,6 +109,12 @@ func TestClassScripts(t *testing.T) {
 		{"frobnicate; git push origin +main", ClassIrreversible, "forces the update"},
 		{"frobnicate && git status", ClassOther, "possibly irreversible: not understood"},
 		{"cd sub && git status", ClassOther, "cd is not a read-only form"},
+		// A redirection that writes a file is a write.
+		{": > main.go", ClassOther, "the script writes /work/app/main.go (line 1)"},
+		{"git log -1 > log.txt", ClassOther, "the script writes /work/app/log.txt"},
+		{"git diff >> ../notes", ClassOther, "writes outside the working directory: /work/notes"},
+		{"git status > /dev/null 2>&1", ClassReadOnly, "read-only"},
+		{"git log -1 >&2", ClassReadOnly, "read-only"},
 	}
 	for _, c := range cases {
 		a := classOf([]string{"sh", "-c", c.script})

@@ -160,6 +160,11 @@ func credentialFile(f string) bool {
 	if !strings.Contains(f, ".") && !strings.Contains(f, "/etc/shadow") && !strings.Contains(f, "Keychains") {
 		return false
 	}
+	// A public key and the known hosts are meant to be shown (ssh-keygen
+	// -lf ~/.ssh/id_ed25519.pub).
+	if base := path.Base(f); strings.HasSuffix(base, ".pub") && strings.Contains(f, ".ssh/") || base == "known_hosts" {
+		return false
+	}
 	for _, s := range []string{".netrc", ".git-credentials", ".aws/", ".config/gh", ".docker/config.json",
 		".ssh/", ".npmrc", ".pypirc", ".kube/config", ".config/gcloud", ".gnupg", ".agentknock", "/etc/shadow", ".vault-token",
 		".password-store", ".cargo/credentials", ".gem/credentials", ".terraform.d/credentials", "Library/Keychains", ".keychain",

@@ -156,7 +156,22 @@ func TestKindNoFalseAlarms(t *testing.T) {
 		{name: "command -v", benign: "command -v git >/dev/null && git --version"},
 		{name: "arithmetic on a counter the script set", benign: "i=0; for f in a b; do i=$((i+1)); (( n = i * 2 )); done; echo $i", shell: "bash"},
 		{name: "arithmetic over numbers", benign: "for i in 1 2 3; do echo $((i * 2)); done", shell: "bash"},
+		// Found by a sweep of 120 ordinary scripts: continued lines, a
+		// message with a newline, jobs the script waits for, envsubst
+		// told its variables, a public key.
+		{name: "a line continued with a backslash", benign: "git log \\\n  --oneline \\\n  -5"},
+		{name: "a commit message with a newline", benign: "git commit -m 'fix: x\n\nlonger text'"},
+		{name: "background jobs waited for", benign: "go test ./a & go test ./b & wait",
+			hostile: "go test ./a & go test ./b", want: "a background job can keep running after the script ends"},
+		{name: "envsubst told its variables", benign: "envsubst '$IMAGE ${TAG}' < k.tmpl > k.yaml",
+			hostile: "envsubst '$IMAGE $GH_TOKEN' < k.tmpl > k.yaml", want: "prints the secret variable GH_TOKEN"},
+		{name: "envsubst alone", hostile: "envsubst < k.tmpl > k.yaml", want: "envsubst prints every environment variable"},
+		{name: "a public key", benign: "ssh-keygen -lf ~/.ssh/id_ed25519.pub", hostile: "cat ~/.ssh/id_ed25519", want: "reads the credential file ~/.ssh/id_ed25519"},
 	})
+	// A control character that a terminal would act on is still marked.
+	if a := testAnalyze([]string{"sh", "-c", "echo '\x1b]0;title\x07'"}); !mentions(a, "control or invisible characters") {
+		t.Errorf("an escape sequence is not marked:\n%s", dump(a))
+	}
 }
 
 // Caps never hide a more severe finding, and the verdict counts all.

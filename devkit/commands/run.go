@@ -1106,6 +1106,10 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 	ops := fixedVals(c.ws[i+1 : end])
 	line := c.line
 	switch name {
+	case "wait":
+		if len(ops) == 0 {
+			w.jobs = nil // bash(1): with no operand, wait waits for every background job
+		}
 	case "cd", "pushd":
 		w.cd(ops)
 	case "read", "mapfile", "readarray":

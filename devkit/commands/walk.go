@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -66,6 +67,7 @@ type walker struct {
 	remotes     map[string]string // git remote name -> the URL the script set (gitremote.go)
 	downloads   map[string]int    // files a download saved, by resolved path
 	netCommands map[string]bool   // commands that opened the network, as shown (what a pipe reads from)
+	jobs        []backgroundJob   // background jobs started with secrets in their environment, not yet waited for
 	extracted   int               // the line an archive from a download was unpacked
 	into        intoDirs          // directories the script wrote files into (extract.go)
 	patched     intoDir           // a patch the script wrote or downloaded, applied (checks_forward.go)
@@ -136,6 +138,12 @@ type flow struct {
 	hdoc  *syntax.Redirect
 }
 
+// backgroundJob is a command started with & (its line and text).
+type backgroundJob struct {
+	line int
+	text string
+}
+
 // reason records something the device cannot see through.
 func (w *walker) reason(sev Severity, line int, secret bool, format string, args ...any) {
 	w.add(&w.a.Reasons, "r", sev, line, secret, fmt.Sprintf(format, args...))
@@ -187,6 +195,8 @@ func (w *walker) show(n syntax.Node) string {
 // display is literal text with the CR stand-in shown as \r, clipped. A
 // tab is shown as \t but is no control character worth a mark: Makefiles
 // and here-documents need them.
+var lineContinuation = regexp.MustCompile(`\\\n[ \t]*`)
+
 func (w *walker) display(s string) string {
 	if len(s) > maxLineBytes*2 {
 		s = s[:maxLineBytes*2]
@@ -194,9 +204,13 @@ func (w *walker) display(s string) string {
 	if w.standIn != 0 {
 		s = strings.ReplaceAll(s, string(w.standIn), "\r")
 	}
+	// A line continued with a backslash is one line to the shell.
+	s = lineContinuation.ReplaceAllString(s, " ")
 	out := Literal(s)
 	if out != s {
-		if noTabs := strings.ReplaceAll(s, "\t", ""); Literal(noTabs) != noTabs {
+		// Tabs and newlines are what a Makefile or a message needs; the
+		// mark is for what a terminal would hide or act on.
+		if plain := strings.NewReplacer("\t", "", "\n", "").Replace(s); Literal(plain) != plain {
 			w.controls = true
 		}
 	}
@@ -353,7 +367,8 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		notes = append(notes, "in the background")
 		in.stdin = false // a background job reads /dev/null when job control is off
 		if len(w.envSecrets) > 0 {
-			w.mark(SeverityExposes, line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", w.show(s.Cmd))
+			// Marked at the end unless a later bare wait waits for it.
+			w.jobs = append(w.jobs, backgroundJob{line: line, text: w.show(s.Cmd)})
 		}
 	}
 	savedSubsts := w.writtenSubsts
