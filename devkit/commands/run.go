@@ -1052,6 +1052,9 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 			// gh auth login --with-token <<<"$GH_TOKEN": a token of the
 			// program's own API, to no host the command line chose
 			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s's own API: its input carries secret %s, which is for it (line %d)", w.display(name), c.in.taint, line))
+		case c.in.taint != "" && isVarName(c.in.taint) && sentToItsAPI(c, name, w.deliveredOrigins([]string{c.in.taint}), hosts):
+			// echo "$GH_TOKEN" | docker login ghcr.io --password-stdin
+			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: its input carries secret %s, sent to the service it is for (%s, line %d)", dest, w.secretLabel(c.in.taint), w.display(name), line))
 		case c.in.taint != "":
 			w.mark(SeveritySecret, line, true, "sends its input, secret data (from %s), to %s: %s", w.secretLabel(c.in.taint), dest, c.text)
 		case c.in.stdin && len(w.stdinSecrets) > 0:
