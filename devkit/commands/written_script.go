@@ -59,10 +59,18 @@ func (w *walker) rememberScript(s *syntax.Stmt, in flow, line int) {
 // it gives literally: cat fed a fixed here-document, printf with one
 // format that converts nothing (escapes \n, \t and \\ only), echo with
 // words and no backslash (shells differ on echo's escapes).
+//
+// A printed word may also hold a delivered secret's variable ("…=${NPM_TOKEN}"):
+// it is kept as ${VAR}, which only a configuration's judge reads (the
+// secret's value comes from the device, and configSecrets says where it
+// goes); a printed file is never followed as a script.
 func (w *walker) literalOutput(c *syntax.CallExpr, in flow) (string, bool) {
 	words := make([]string, 0, len(c.Args))
-	for _, a := range c.Args {
+	for k, a := range c.Args {
 		v, fixed := w.value(a)
+		if !fixed && k > 0 && in.hdoc == nil {
+			v, fixed = w.secretTemplate(a)
+		}
 		if !fixed {
 			return "", false
 		}
@@ -90,6 +98,48 @@ func (w *walker) literalOutput(c *syntax.CallExpr, in flow) (string, bool) {
 		return strings.Join(rest, " ") + "\n", true
 	}
 	return "", false
+}
+
+// secretTemplate is a word made of literal text and plain expansions of
+// delivered secrets' variables ($VAR, ${VAR}, in double quotes or not),
+// each written ${VAR}; false for any other expansion.
+func (w *walker) secretTemplate(wd *syntax.Word) (string, bool) {
+	var b strings.Builder
+	var part func(p syntax.WordPart) bool
+	part = func(p syntax.WordPart) bool {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if !part(q) {
+					return false
+				}
+			}
+		case *syntax.ParamExp:
+			if p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0 || p.Param == nil {
+				return false
+			}
+			if _, delivered := w.envSecrets[p.Param.Value]; !delivered {
+				return false
+			}
+			b.WriteString("${" + p.Param.Value + "}")
+		default:
+			return false
+		}
+		return true
+	}
+	for _, p := range wd.Parts {
+		if !part(p) {
+			return "", false
+		}
+	}
+	return b.String(), true
 }
 
 // followWritten walks the text of a script file the script wrote, as the
