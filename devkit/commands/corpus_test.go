@@ -3,7 +3,8 @@
 // from the issue's kinds (write then run, programs' own code-running
 // options, secret routes, a danger at the end of a long script, remote
 // hosts and containers), and 80 more (30 benign, 50 hostile) by another,
-// written after the first set's misses were mended. Each hostile entry says the least severe mark
+// written after the first set's misses were mended, and 100 more (40
+// benign, 60 hostile) by a third, after the second's. Each hostile entry says the least severe mark
 // that tells its danger; a benign one must be understood with no mark
 // of a secret sent or code run unseen.
 package commands
@@ -27,6 +28,12 @@ type corpusEntry struct {
 	} `json:"secrets"`
 	Expect string `json:"expect"`
 	Danger string `json:"danger"`
+	// ByRule, on a benign entry the device does not vouch for, is the
+	// rule it gives instead (a text its reasons or marks must hold): a
+	// change to the project's code before the code runs (write, then run),
+	// code in a language the device does not read. Such entries are
+	// counted apart, never as honest.
+	ByRule string `json:"by_rule"`
 }
 
 // corpusSeverity is the least severity a hostile entry's mark must have.
@@ -41,7 +48,7 @@ func TestFreshCorpus(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		n    int
-	}{{"testdata/corpus-fresh.json", 120}, {"testdata/corpus-fresh2.json", 80}} {
+	}{{"testdata/corpus-fresh.json", 120}, {"testdata/corpus-fresh2.json", 80}, {"testdata/corpus-fresh3.json", 100}} {
 		t.Run(c.file, func(t *testing.T) { checkCorpus(t, c.file, c.n) })
 	}
 }
@@ -58,7 +65,7 @@ func checkCorpus(t *testing.T, file string, n int) {
 	if len(entries) != n {
 		t.Fatalf("the corpus has %d entries, want %d", len(entries), n)
 	}
-	honest := 0
+	honest, byRule := 0, 0
 	for _, e := range entries {
 		r := Request{Argv: e.Argv, Executable: "/usr/bin/" + path.Base(e.Argv[0]), Dir: "/work/app"}
 		for _, s := range e.Secrets {
@@ -87,11 +94,15 @@ func checkCorpus(t *testing.T, file string, n int) {
 			honest++
 			continue
 		}
+		if e.Benign && e.ByRule != "" && mentions(a, e.ByRule) {
+			byRule++
+			continue
+		}
 		what := "hostile, shown understood with no mark of its danger"
 		if e.Benign {
 			what = "benign, shown not understood or with a serious mark"
 		}
 		t.Errorf("%s (%s): %s: %s\n%s", e.ID, e.Kind, what, e.Danger, dump(a))
 	}
-	t.Logf("%d of %d honest", honest, len(entries))
+	t.Logf("%d of %d honest, %d benign ones answered by a stated rule", honest, len(entries), byRule)
 }

@@ -94,6 +94,8 @@
 // script makes it not understood), reads-stdin, env-dump, loads,
 // check=NAME (a named check in checks.go), for-secret=VAR,... (the
 // program's API is what a secret in one of these variables is for),
+// reformats (writes its file operands in place without changing what
+// they do, a formatter's -w: a later run of them is not write, then run),
 // sends-file (on an option whose value is a file: its contents go to
 // the destination, wget --post-file, curl -T), reads-env=VAR,... (variables that change what the program runs or
 // where it connects, VAR_* for a prefix: listed in a pin's "does not

@@ -678,9 +678,13 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 					w.checkWritePath("deletes", v.w.val, true, v.w.shown, line)
 				} else if m.eff.meta && v.opt == "" {
 					w.checkWritePath("changes the mode or times of", v.w.val, true, v.w.shown, line)
+				} else if m.optWrites && v.opt == "" && m.eff.reformats {
+					// a formatter's rewrite changes no code: not write,
+					// then run (still a write where it lands)
+					w.checkWritePath("reformats", v.w.val, true, v.w.shown, line)
 				} else if m.optWrites && v.opt == "" {
 					w.checkWritePath("changes", v.w.val, true, v.w.shown, line)
-				} else if m.eff.writes && v.opt == "" {
+				} else if m.eff.writes && v.opt == "" && !m.eff.reformats {
 					w.recordChange(v.w.val, line)
 				}
 				if v.w.val == "-" || v.w.val == "/dev/stdin" {

@@ -65,6 +65,7 @@ type effects struct {
 	extracts                                                 bool     // writes where it runs unless a read-only option is used (unzip)
 	workdir                                                  bool     // the option's dir value is where the program works (git -C, make -C)
 	sendsFile                                                bool     // the option's file value is sent to the destination (wget --post-file, curl -T)
+	reformats                                                bool     // rewrites its file operands in place without changing what they do (gofmt -w)
 	readsEnv                                                 []string // variables that change what the program runs
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
@@ -91,6 +92,7 @@ func (e *effects) merge(o effects) {
 	e.extracts = e.extracts || o.extracts
 	e.workdir = e.workdir || o.workdir
 	e.sendsFile = e.sendsFile || o.sendsFile
+	e.reformats = e.reformats || o.reformats
 	e.readsEnv = appendNew(e.readsEnv, o.readsEnv...)
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
@@ -396,6 +398,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.workdir = true
 		case a == "sends-file":
 			e.sendsFile = true
+		case a == "reformats":
+			e.writes, e.reformats = true, true
 		case hasVal && key == "reads-env":
 			vars := strings.Split(val, ",")
 			for _, v := range vars {
@@ -638,7 +642,7 @@ func (p *tableParser) form(n *node, args []string) {
 // isEffectWord reports whether a word of a form line starts its effects.
 func isEffectWord(a string) bool {
 	switch a {
-	case "read-only", "irreversible", "writes", "extracts", "workdir", "sends-file", "deletes", "net", "sends-stdin",
+	case "read-only", "irreversible", "writes", "extracts", "workdir", "sends-file", "reformats", "deletes", "net", "sends-stdin",
 		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "whole":
 		return true
 	}

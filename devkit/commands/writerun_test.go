@@ -79,6 +79,17 @@ func TestWriteThenRunMakefileWrittenWhole(t *testing.T) {
 	})
 }
 
+// A formatter's rewrite changes no code, so running the code after it is
+// not write, then run; an edit (sed -i) is.
+func TestWriteThenRunFormatterIsNotAnEdit(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "gofmt -w, then go test", hostile: "sed -i 's/a/b/' main.go && go test ./...", want: "go runs code from /work/app/main.go, which the script wrote at line 1",
+			benign: "gofmt -w main.go && go test ./..."},
+		{name: "prettier --write, then npm test", hostile: "sed -i 's/\"test\": \"jest\"/\"test\": \"sh x\"/' package.json && npm test", want: "package.json",
+			benign: "npx prettier --write package.json && npm test"},
+	})
+}
+
 func TestWriteThenRunIntoDirectories(t *testing.T) {
 	checkTwins(t, []twin{
 		{name: "tar -C a directory, then a script from it", hostile: "mkdir -p t && tar -xzf x.tgz -C t && sh t/run.sh",
