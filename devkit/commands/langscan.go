@@ -20,9 +20,10 @@ type langFinding struct {
 // langScanners are the languages the device reads; any other language is
 // marked as code that runs.
 var langScanners = map[string]func(string) (langFinding, bool){
-	"awk": scanAwk,
-	"sed": scanSed,
-	"jq":  scanJq,
+	"awk":    scanAwk,
+	"sed":    scanSed,
+	"jq":     scanJq,
+	"python": scanPython, // langscan_python.go
 }
 
 // scanAwk reads an awk program (https://www.gnu.org/software/gawk/manual/gawk.html):

@@ -455,6 +455,10 @@ func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 		}
 		w.emit(c.depth+1, name+" runs this "+lang+" code (the here-document):")
 		w.heredocWhole(c.in.hdoc, c.depth+1, c.line, name)
+		if scan, ok := langScanners[lang]; ok {
+			w.scanned(c, name, nil, scan, body, c.line)
+			return
+		}
 		w.mark(SeverityRunsUnseen, c.line, false, "%s runs %s code from a here-document (shown above), which the device does not follow", name, lang)
 		return
 	}
@@ -989,45 +993,62 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 		return ""
 	}
 	if scan, ok := langScanners[lang]; ok {
-		f, _ := scan(text)
-		if f.runs != "" {
-			w.reason(SeverityRunsUnseen, line, false, "%s: %s", f.runs, w.display(text))
-		}
-		for _, file := range f.writes {
-			if file == "" || file == "/dev/stdout" || file == "/dev/stderr" {
-				continue
-			}
-			w.checkWritePath("writes", file, true, w.display(file), line)
-			if t := cmp.Or(w.inputTaint(c, name, m), firstTaint(c.taints)); t != "" {
-				w.taintFile(file, t)
-				w.mark(SeverityExposes, line, true, "%s writes its input, which carries secret data, to %s", name, w.display(file))
-			}
-		}
-		if f.dynWrite {
-			w.checkWritePath("writes", "", false, "a file the "+name+" program names at run time", line)
-		}
-		taint := ""
-		for _, file := range f.reads {
-			taint = cmp.Or(taint, w.heldData(file)) // its text is marked by the word's check
-		}
-		if len(f.hosts) > 0 {
-			// what the program prints there: its input, its files, and the
-			// environment when it reads it
-			w.mark(SeverityNetwork, line, false, "the %s program connects to %s (a network special file, /inet/...)", name, strings.Join(uniq(f.hosts), ", "))
-			w.network(c, name, f.hosts, nil, false, true, nil, 0, len(c.ws))
-			if f.env {
-				w.mark(SeveritySecret, line, true, "the %s program can send the whole environment, secret variables included, to %s", name, strings.Join(uniq(f.hosts), ", "))
-			}
-		}
-		if f.env {
-			w.mark(SeverityExposes, line, true, "the %s program reads the whole environment, secret variables included", name)
-			return "the whole environment"
-		}
-		return taint
+		return w.scanned(c, name, m, scan, text, line)
 	}
 	secret := strings.Contains(text, "environ") || strings.Contains(text, "ENV") || strings.Contains(text, "getenv")
 	w.mark(SeverityRunsUnseen, line, secret, "%s runs %s code given on its command line, which the device does not follow: %s", name, langName(lang), w.display(text))
 	return ""
+}
+
+// scanned applies what a scan of a language the device reads found (a
+// program given as code or in a here-document): commands run, files
+// written and read, hosts, the environment; it returns the secret data the
+// program's output carries. m is nil for a here-document.
+func (w *walker) scanned(c *simpleCmd, name string, m *match, scan func(string) (langFinding, bool), text string, line int) string {
+	f, _ := scan(text)
+	if f.runs != "" {
+		w.reason(SeverityRunsUnseen, line, false, "%s: %s", f.runs, w.display(text))
+	}
+	for _, file := range f.writes {
+		if file == "" || file == "/dev/stdout" || file == "/dev/stderr" {
+			continue
+		}
+		w.checkWritePath("writes", file, true, w.display(file), line)
+		if t := cmp.Or(inputTaintOf(w, c, name, m), firstTaint(c.taints)); t != "" {
+			w.taintFile(file, t)
+			w.mark(SeverityExposes, line, true, "%s writes its input, which carries secret data, to %s", name, w.display(file))
+		}
+	}
+	if f.dynWrite {
+		w.checkWritePath("writes", "", false, "a file the "+name+" program names at run time", line)
+	}
+	taint := ""
+	for _, file := range f.reads {
+		taint = cmp.Or(taint, w.heldData(file)) // its text is marked by the word's check
+	}
+	if len(f.hosts) > 0 {
+		// what the program prints there: its input, its files, and the
+		// environment when it reads it
+		w.mark(SeverityNetwork, line, false, "the %s program connects to %s (a network special file, /inet/...)", name, strings.Join(uniq(f.hosts), ", "))
+		w.network(c, name, f.hosts, nil, false, true, nil, 0, len(c.ws))
+		if f.env {
+			w.mark(SeveritySecret, line, true, "the %s program can send the whole environment, secret variables included, to %s", name, strings.Join(uniq(f.hosts), ", "))
+		}
+	}
+	if f.env {
+		w.mark(SeverityExposes, line, true, "the %s program reads the whole environment, secret variables included", name)
+		return "the whole environment"
+	}
+	return taint
+}
+
+// inputTaintOf is the secret data on the command's input (none known
+// without its match).
+func inputTaintOf(w *walker, c *simpleCmd, name string, m *match) string {
+	if m == nil {
+		return ""
+	}
+	return w.inputTaint(c, name, m)
 }
 
 // network records where a command connects and what it sends there.

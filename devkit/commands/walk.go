@@ -1476,6 +1476,16 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 		if w.wd != "" {
 			w.mark(SeverityWrites, line, false, "%s a path decided at run time, possibly outside the working directory: %s", verb, shown)
 		}
+		// "$site/x.pth": the directory is decided at run time, the name is
+		// not, so a program that reads files of that name (python, *.pth)
+		// reads what the script wrote (write, then run).
+		if p := strings.Trim(shown, `"'`); verb == "writes" || verb == "changes" {
+			if base := path.Base(p); base != p && !strings.ContainsAny(base, "$`*?[(){}\"' ") {
+				if _, ok := w.written[p]; !ok {
+					w.written[p], w.how[p] = line, "wrote" // kept as written: no path to resolve
+				}
+			}
+		}
 		return
 	}
 	if harmlessTargets[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/") || strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
