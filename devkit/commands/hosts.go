@@ -189,6 +189,9 @@ func credentialFile(f string) bool {
 // a configuration the device does not see; "" if it does not.
 func codeVariable(name, value string, fixed bool) string {
 	up := strings.ToUpper(name)
+	if why, ok := codeVariables[up]; ok {
+		return why
+	}
 	switch {
 	case modulePathVariables[up]:
 		// Modules from the working directory are its files, like a
@@ -202,9 +205,6 @@ func codeVariable(name, value string, fixed bool) string {
 			return ""
 		}
 		return "options that can make the program load or run code (" + Literal(clipValue(value)) + ")"
-	}
-	if why, ok := codeVariables[up]; ok {
-		return why
 	}
 	for _, suffix := range []string{"_COMMAND", "_EDITOR", "_PAGER", "_ASKPASS", "_WRAPPER", "_RUNNER", "_LINKER", "_SHELL"} {
 		if strings.HasSuffix(up, suffix) {
@@ -241,6 +241,7 @@ func clipValue(v string) string {
 
 var codeVariables = map[string]string{
 	"BASH_ENV":                  "a file bash runs before any script",
+	"PERL5DB":                   "the code perl's debugger runs when it starts (-d)",
 	"ENV":                       "a file sh runs at startup",
 	"PROMPT_COMMAND":            "code bash runs before each prompt",
 	"PS0":                       "a prompt bash expands, running command substitutions",

@@ -748,6 +748,24 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 	}
+	// A copier to a host (scp a.txt host:x, rsync -a dir/ host:x): the
+	// local operands before the remote destination are what it sends.
+	if net && m.eff.writes {
+		var ops []valueUse
+		for _, v := range m.values {
+			if v.k.name == "url" && v.opt == "" {
+				ops = append(ops, v)
+			}
+		}
+		if n := len(ops); n >= 2 && ops[n-1].w.fixed && strings.Contains(ops[n-1].w.val, ":") {
+			for _, v := range ops[:n-1] {
+				if v.w.fixed && !strings.Contains(v.w.val, ":") {
+					what, secret := w.fileData(v.w.val)
+					sends, sendsSecret = append(sends, what), sendsSecret || secret
+				}
+			}
+		}
+	}
 	// Files that run code: named in "whose code runs" and in the pin's
 	// list; written earlier in the same script, the command is not
 	// understood (write, then run).
@@ -1086,6 +1104,12 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 			w.mark(SeveritySecret, line, true, "sends standard input, which carries secret %s, to %s: %s", strings.Join(w.stdinSecrets, ", "), dest, c.text)
 		case c.in.piped != "" && c.in.piped != "here-document" && c.in.piped != "here-string":
 			w.mark(SeverityNetwork, line, false, "sends the output of %s to %s", c.in.piped, dest)
+		case c.in.file != "" && c.in.piped == "" && c.in.file != "/dev/null":
+			// nc host port < notes.txt, ssh host 'cat > x' < notes.txt
+			what, secret := w.fileData(c.in.file)
+			if !secret {
+				w.mark(SeverityNetwork, line, false, "sends %s (its standard input) to %s: %s", what, dest, c.text)
+			}
 		}
 	}
 	for _, s := range sends {
@@ -1125,6 +1149,10 @@ func (w *walker) remoteStdin(c *simpleCmd, host string) {
 		w.mark(SeveritySecret, c.line, true, "sends its input, secret data (from %s), to %s: %s", w.secretLabel(c.in.taint), w.display(host), c.text)
 	case c.in.stdin && len(w.stdinSecrets) > 0:
 		w.mark(SeveritySecret, c.line, true, "sends standard input, which carries secret %s, to %s: %s", strings.Join(w.stdinSecrets, ", "), w.display(host), c.text)
+	case c.in.file != "" && c.in.piped == "" && c.in.file != "/dev/null":
+		if what, secret := w.fileData(c.in.file); !secret {
+			w.mark(SeverityNetwork, c.line, false, "sends %s (its standard input) to %s: %s", what, w.display(host), c.text)
+		}
 	}
 }
 

@@ -25,9 +25,9 @@ func TestSSHForwardingMarked(t *testing.T) {
 		{name: "a ProxyCommand", hostile: "ssh -o ProxyCommand='nc %h %p' example.com", want: "-o"},
 		{name: "a KnownHostsCommand", hostile: "ssh -o KnownHostsCommand=/tmp/k example.com", want: "-o"},
 		{name: "scp's ssh program", hostile: "scp -S ./fake-ssh a.txt example.com:", want: "-S",
-			benign: "scp -P 2222 a.txt example.com:/srv/"},
+			benign: "scp -P 2222 a.txt example.com:/srv/", markedOK: "sends the file a.txt to example.com"},
 		{name: "rsync's remote shell", hostile: "rsync --rsh='sh -c id' -a src/ example.com:/srv/", want: "runs the program",
-			benign: "rsync -a src/ example.com:/srv/"},
+			benign: "rsync -a src/ example.com:/srv/", markedOK: "sends the file src/ to example.com"},
 	})
 }
 

