@@ -49,6 +49,9 @@ var checks = map[string]func(checkInput) checkResult{
 	"package-install":    checkPackageInstall,
 	"env-names":          checkEnvNames,
 	"envsubst-format":    checkEnvsubstFormat,
+	"package-file":       checkPackageFile,
+	"remote-archive":     checkRemoteArchive,
+	"chroot-dir":         checkChrootDir,
 	"git-other-repo":     checkGitOtherRepo,
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,
@@ -272,6 +275,53 @@ func checkEnvsubstFormat(in checkInput) checkResult {
 }
 
 var envsubstRef = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+
+// checkPackageFile: dpkg -i, rpm -i and dnf install given a package file
+// or a URL install what that file holds, and its maintainer scripts (or
+// scriptlets) run, as root, unread by the device; a package named from
+// the distribution's repositories is the runs line's "code the device
+// does not see".
+func checkPackageFile(in checkInput) checkResult {
+	words := in.Words
+	if len(words) == 0 {
+		words = in.Argv[1:]
+	}
+	for _, w := range words {
+		if strings.HasPrefix(w, "-") {
+			continue
+		}
+		if strings.Contains(w, "/") || strings.HasSuffix(w, ".deb") || strings.HasSuffix(w, ".rpm") {
+			return checkResult{Runs: true, Mark: "installs the package file " + Literal(w) + ": its install scripts run, as root, and the device does not read them"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkRemoteArchive: tar and cpio read an archive named HOST:FILE (or
+// USER@HOST:FILE) on that host through a remote shell, rsh or the one
+// --rsh-command names (GNU tar's manual, "Remote Tape Server"), unless
+// --force-local says the colon is part of a local name.
+func checkRemoteArchive(in checkInput) checkResult {
+	if slices.Contains(in.Argv, "--force-local") {
+		return checkResult{}
+	}
+	for _, w := range in.Words {
+		host, _, found := strings.Cut(w, ":")
+		if found && host != "" && !strings.Contains(host, "/") {
+			return checkResult{Network: true, Mark: "the archive " + Literal(w) + " is on another host, " + Literal(host) + ": " + in.Program + " reaches it through a remote shell (rsh, or the program --rsh-command names), which the device does not see"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkChrootDir: chroot DIR COMMAND runs the COMMAND found inside DIR,
+// that tree's program, not this system's; chroot / is this system.
+func checkChrootDir(in checkInput) checkResult {
+	if len(in.Words) > 0 && in.Words[0] != "/" {
+		return checkResult{Runs: true, Mark: "runs its command from inside " + Literal(in.Words[0]) + ": that directory's programs and libraries, not this system's"}
+	}
+	return checkResult{}
+}
 
 // isShellName reports whether s is a variable name (letters, digits and
 // underscores, not starting with a digit).

@@ -585,6 +585,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		w.mark(SeverityExposes, line, true, "uses secret %s: %s", w.secretLabels(c.named), c.text)
 	}
 	codeFiles := slices.Clone(m.eff.readsCode)
+	var codeArgs []string // the files its words name as code
 	optCodeFile := false
 	var hosts []string
 	var connSecrets []connWord
@@ -702,6 +703,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 					w.reason(SeverityRunsUnseen, line, false, "%s runs %s after the script unpacked a download at line %d (it may come from it)", name, w.display(v.w.val), w.extracted)
 				} else if v.codeFile {
 					codeFiles = append(codeFiles, v.w.val)
+					codeArgs = append(codeArgs, v.w.val)
 					optCodeFile = optCodeFile || v.opt != ""
 					if v.opt == "" {
 						w.unbound.add(v.w.val, "the file "+name+" runs as code: the request carries its name, not its contents",
@@ -805,6 +807,13 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	}
 	if patch.line > 0 && w.patched.line == 0 {
 		w.patched = patch
+	}
+	// A file it runs as code from outside the working directory is not
+	// the project's (python3 /tmp/t.py, perl ~/x.pl).
+	for _, f := range codeArgs {
+		if w.wd != "" && (strings.HasPrefix(f, "~") || path.IsAbs(f) && !strings.HasPrefix(path.Clean(f), strings.TrimSuffix(path.Clean(w.wd), "/")+"/")) {
+			w.mark(SeverityRunsUnseen, line, false, "%s runs %s, a file outside the working directory, as code the device does not see", name, w.display(f))
+		}
 	}
 	if m.eff.runs {
 		if len(files) > 0 {
