@@ -24,6 +24,7 @@ var langScanners = map[string]func(string) (langFinding, bool){
 	"sed":    scanSed,
 	"jq":     scanJq,
 	"python": scanPython, // langscan_python.go
+	"perl":   scanPerl,
 }
 
 // scanAwk reads an awk program (https://www.gnu.org/software/gawk/manual/gawk.html):
@@ -270,4 +271,66 @@ func sedFile(s string, i int) (string, int) {
 		j++
 	}
 	return strings.TrimSpace(s[i:j]), j
+}
+
+// scanPerl reads the one Perl program the device can read without being
+// perl: substitutions and transliterations only (perl -pi -e
+// 's/Old/New/g'), as sed's s command (https://perldoc.perl.org/perlop#Regexp-Quote-Like-Operators).
+// A pattern or replacement interpolates variables and, through @{[ ]} and
+// (?{ }), runs code, so neither may hold @ or a $ other than the
+// pattern's end anchor; the e flag (the replacement is code) is refused.
+// Any other program is code that runs.
+func scanPerl(prog string) (langFinding, bool) {
+	var f langFinding
+	refuse := func() (langFinding, bool) {
+		f.runs = "the perl program is more than substitutions the device reads"
+		return f, true
+	}
+	for _, stmt := range strings.Split(prog, ";") {
+		stmt = strings.TrimSpace(stmt)
+		if stmt == "" {
+			continue
+		}
+		op, parts := "s", 2
+		switch {
+		case strings.HasPrefix(stmt, "tr"):
+			op = "tr"
+		case strings.HasPrefix(stmt, "y"):
+			op = "y"
+		case !strings.HasPrefix(stmt, "s"):
+			return refuse()
+		}
+		rest := stmt[len(op):]
+		if rest == "" || !strings.ContainsRune("/|#,:!", rune(rest[0])) {
+			return refuse()
+		}
+		d := rest[0]
+		fields := []string{}
+		cur, i := "", 1
+		for ; i < len(rest) && len(fields) < parts; i++ {
+			switch {
+			case rest[i] == '\\' && i+1 < len(rest):
+				cur += rest[i : i+2]
+				i++
+			case rest[i] == d:
+				fields = append(fields, cur)
+				cur = ""
+			default:
+				cur += string(rest[i])
+			}
+		}
+		if len(fields) < parts {
+			return refuse()
+		}
+		flags := rest[i:]
+		if strings.Trim(flags, "gimsxr") != "" || op != "s" && strings.Trim(flags, "cdsr") != "" {
+			return refuse()
+		}
+		pat, repl := fields[0], fields[1]
+		if strings.ContainsAny(pat+repl, "@") || strings.Contains(pat, "(?{") || strings.Contains(pat, "(??{") || strings.Contains(repl, "$") ||
+			strings.Contains(strings.NewReplacer("$)", "", "$|", "").Replace(strings.TrimSuffix(pat, "$")), "$") {
+			return refuse()
+		}
+	}
+	return f, true
 }

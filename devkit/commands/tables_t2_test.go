@@ -485,7 +485,7 @@ var t2LangCases = []t2Case{
 	{name: "node preload", script: "node -r ./hook.js app.js", understood: true, mark: "loads"},
 	{name: "node inspector", script: "node --inspect app.js", reason: "--inspect"},
 	{name: "perl version", script: "perl -v", understood: true, class: ro},
-	{name: "perl exec", script: `perl -e 'exec "/bin/sh";'`, understood: true, mark: "runs perl code"},
+	{name: "perl exec", script: `perl -e 'exec "/bin/sh";'`, reason: "the perl program is more than substitutions"},
 	{name: "perl debugger", script: "perl -d tools/x.pl", reason: "-d"},
 	{name: "ruby version", script: "ruby --version", understood: true, class: ro},
 	{name: "ruby exec", script: `ruby -e 'exec "/bin/sh"'`, understood: true, mark: "runs ruby code"},
