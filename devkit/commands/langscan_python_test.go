@@ -87,4 +87,3 @@ func TestPythonRoutesToEverythingAreNotRead(t *testing.T) {
 // singleQuoted is s in single quotes, as a shell reads it back (newlines
 // kept: shellQuote shows them escaped).
 func singleQuoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
