@@ -52,6 +52,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"package-file":       checkPackageFile,
 	"remote-archive":     checkRemoteArchive,
 	"chroot-dir":         checkChrootDir,
+	"port-forward":       checkPortForward,
 	"git-other-repo":     checkGitOtherRepo,
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,
@@ -321,6 +322,26 @@ func checkChrootDir(in checkInput) checkResult {
 		return checkResult{Runs: true, Mark: "runs its command from inside " + Literal(in.Words[0]) + ": that directory's programs and libraries, not this system's"}
 	}
 	return checkResult{}
+}
+
+// checkPortForward: kubectl port-forward opens ports on this machine that
+// reach into the cluster, on 127.0.0.1 unless --address names others
+// (0.0.0.0: every interface, so other machines reach the cluster too).
+func checkPortForward(in checkInput) checkResult {
+	addr := "localhost"
+	for i, a := range in.Argv {
+		if v, ok := strings.CutPrefix(a, "--address="); ok {
+			addr = v
+		} else if a == "--address" && i+1 < len(in.Argv) {
+			addr = in.Argv[i+1]
+		}
+	}
+	for _, a := range strings.Split(addr, ",") {
+		if a != "localhost" && a != "127.0.0.1" && a != "::1" {
+			return checkResult{Network: true, Mark: "opens ports on " + Literal(addr) + ", which other machines reach: through them, the cluster"}
+		}
+	}
+	return checkResult{Network: true, Mark: "opens ports on this machine (localhost) that reach into the cluster"}
 }
 
 // isShellName reports whether s is a variable name (letters, digits and

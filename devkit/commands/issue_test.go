@@ -181,6 +181,8 @@ func TestKindNoFalseAlarms(t *testing.T) {
 		{name: "code from outside the directory", hostile: "python3 /tmp/t.py", want: "python3 runs /tmp/t.py, a file outside the working directory",
 			benign: "python3 tools/gen.py", markedOK: "runs python code"},
 		{name: "a tar archive named with a colon, kept local", benign: "tar -cf a:b.tar --force-local src"},
+		{name: "a port forwarded into the cluster", benign: "kubectl port-forward svc/web 8080:80 -n prod", markedOK: "opens ports on this machine (localhost)",
+			hostile: "kubectl port-forward --address 0.0.0.0 svc/db 5432:5432", want: "opens ports on 0.0.0.0, which other machines reach"},
 		{name: "a public key", benign: "ssh-keygen -lf ~/.ssh/id_ed25519.pub", hostile: "cat ~/.ssh/id_ed25519", want: "reads the credential file ~/.ssh/id_ed25519"},
 	})
 	// A control character that a terminal would act on is still marked.

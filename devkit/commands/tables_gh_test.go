@@ -21,6 +21,8 @@ func TestGHEverydayForms(t *testing.T) {
 			benign: `gh issue create --title "Flaky test" --body "Fails 1 in 20 runs." --label bug`},
 		{name: "a comment written in an editor", hostile: "gh pr comment 12 -e", want: "-e",
 			benign: `gh pr comment 12 --body "Rebased on main." && gh issue comment 3 -F notes.md`},
+		{name: "release assets", hostile: "gh release upload v1 dist/a.tgz --web", want: "--web",
+			benign: "gh release download v1 -p '*.tgz' -D dist"},
 		{name: "another branch's files checked out", hostile: "gh pr checkout 7 && make test", want: "checkout",
 			benign: "gh pr edit 7 --add-label ready && gh pr ready 7 && gh issue close 3 -c done"},
 	})
