@@ -159,6 +159,8 @@ func step21Cases() []classCase {
 		{a("heroku", "run", "bash"), "", notReadOnly, "run"},
 		// Databases and migrations.
 		{a("psql", "-c", "SELECT count(*) FROM users"), "", ro, ""},
+		{a("pg_dump", "-h", "db.internal", "-s", "app"), "", ro, ""},
+		{a("pg_dump", "-Fc", "-f", "app.dump", "app"), "", notReadOnly, ""},
 		{a("psql", "-h", "db.internal", "-U", "app", "-c", `\dt`), "", ro, ""},
 		{a("psql", "-c", "DROP TABLE users"), "", irr, "DROP TABLE"},
 		{a("psql", "-c", "DELETE FROM sessions"), "", irr, "DELETE"},
