@@ -59,11 +59,47 @@ func exposesCredentials(c *simpleCmd, name string) bool {
 	return false
 }
 
+// redirectResendsHeader: curl -L sends the request's custom headers to
+// every host a redirect leads to; only Authorization and Cookie stay with
+// the first host (curl 7.58 and later). A secret in another header then
+// reaches hosts the script does not name.
+func redirectResendsHeader(c *simpleCmd, name string) bool {
+	if path.Base(name) != "curl" {
+		return false
+	}
+	follows := false
+	for _, wd := range c.ws[1:] {
+		p := wd.prefix
+		if p == "--location" || len(p) > 1 && p[0] == '-' && p[1] != '-' && strings.Trim(p[1:], "abcdefgijklmnopqrstuvwxyzABCDEFGIJKLMNOPQRSTUVWXYZ") == "" && strings.Contains(p, "L") {
+			follows = true
+		}
+	}
+	if !follows {
+		return false
+	}
+	for k := 1; k < len(c.ws); k++ {
+		header, taint := "", ""
+		switch p := c.ws[k].prefix; {
+		case (p == "-H" || p == "--header") && k+1 < len(c.ws):
+			header, taint = c.ws[k+1].prefix, c.taints[k+1]
+		case strings.HasPrefix(p, "--header="):
+			header, taint = strings.TrimPrefix(p, "--header="), c.taints[k]
+		case strings.HasPrefix(p, "-H") && len(p) > 2:
+			header, taint = p[2:], c.taints[k]
+		}
+		field, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(header)), ":")
+		if taint != "" && field != "authorization" && field != "cookie" {
+			return true
+		}
+	}
+	return false
+}
+
 // sentToItsAPI reports whether every secret variable named is sent only to
 // hosts its API is for: hosts are the command's parsed destinations, none
 // unknown.
 func sentToItsAPI(c *simpleCmd, name string, named, hosts []string) bool {
-	if len(named) == 0 || len(hosts) == 0 || len(c.ws) == 0 || exposesCredentials(c, name) {
+	if len(named) == 0 || len(hosts) == 0 || len(c.ws) == 0 || exposesCredentials(c, name) || redirectResendsHeader(c, name) {
 		return false
 	}
 	for _, v := range named {

@@ -56,8 +56,8 @@ func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archi
 		if !v.w.fixed {
 			continue
 		}
-		if v.k.name == "dir" || v.k.name == "out" {
-			named = true
+		if v.k.name == "out" || v.k.name == "dir" && w.resolve(v.w.val) != w.resolve(".") {
+			named = true // tar -C . unpacks where it runs, as tar with no -C
 		}
 		switch {
 		case v.k.name == "dir" && (v.eff.writes || copies && m.eff.writes && !net):

@@ -183,6 +183,12 @@ func TestKindNoFalseAlarms(t *testing.T) {
 		{name: "a tar archive named with a colon, kept local", benign: "tar -cf a:b.tar --force-local src"},
 		{name: "a port forwarded into the cluster", benign: "kubectl port-forward svc/web 8080:80 -n prod", markedOK: "opens ports on this machine (localhost)",
 			hostile: "kubectl port-forward --address 0.0.0.0 svc/db 5432:5432", want: "opens ports on 0.0.0.0, which other machines reach"},
+		{name: "a token header sent on through redirects", benign: `curl -sL -H "Authorization: Bearer $GH_TOKEN" https://api.github.com/repos/o/r/tarball -o r.tgz`,
+			hostile: `curl -sL -H "X-Token: $GH_TOKEN" https://api.github.com/repos/o/r/tarball`, want: "following redirects (-L), to any host they lead to"},
+		{name: "a patch from outside the directory", hostile: "git apply /tmp/fix.patch; ./gradlew build", want: "applied a patch from outside the working directory (/tmp/fix.patch)",
+			benign: "git apply patches/fix.patch; ./gradlew build", markedOK: "writes the files the patch names"},
+		{name: "an archive from outside the directory, unpacked here", hostile: "tar -xf /tmp/vendor.tar -C .; npm install", want: "unpacked an archive from outside the working directory"},
+		{name: "perl -i, then the code it edited", hostile: "perl -pi -e 's/a/b/' .cargo/config.toml; cargo build", want: "which the script wrote at line 1 (write, then run)"},
 		{name: "a public key", benign: "ssh-keygen -lf ~/.ssh/id_ed25519.pub", hostile: "cat ~/.ssh/id_ed25519", want: "reads the credential file ~/.ssh/id_ed25519"},
 	})
 	// A control character that a terminal would act on is still marked.

@@ -9,6 +9,7 @@ package commands
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -35,11 +36,24 @@ func (w *walker) patchSource(c *simpleCmd, m *match, line int, did string) intoD
 		if how, l := w.wroteAt(f); l > 0 {
 			return intoDir{line, fmt.Sprintf("%s it %s at line %d (%s)", did, how, l, w.display(f))}
 		}
+		if w.outsideWorkDir(f) {
+			return intoDir{line, fmt.Sprintf("%s from outside the working directory (%s)", did, w.display(f))}
+		}
 	}
 	if p := c.in.piped; p != "" && p != "here-document" && p != "here-string" {
 		return intoDir{line, did + " piped from " + p}
 	}
 	return intoDir{}
+}
+
+// outsideWorkDir: a fixed path that is not under the working directory
+// (absolute elsewhere, or in a home directory): not the project's own.
+func (w *walker) outsideWorkDir(f string) bool {
+	if w.wd == "" || f == "-" || f == "/dev/stdin" {
+		return false
+	}
+	r := w.resolve(f)
+	return strings.HasPrefix(r, "~") || path.IsAbs(r) && r != path.Clean(w.wd) && !strings.HasPrefix(r, strings.TrimSuffix(path.Clean(w.wd), "/")+"/")
 }
 
 // appliesPatch: the command is a patch program (check patch-files), whose

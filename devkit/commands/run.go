@@ -811,7 +811,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	// A file it runs as code from outside the working directory is not
 	// the project's (python3 /tmp/t.py, perl ~/x.pl).
 	for _, f := range codeArgs {
-		if w.wd != "" && (strings.HasPrefix(f, "~") || path.IsAbs(f) && !strings.HasPrefix(path.Clean(f), strings.TrimSuffix(path.Clean(w.wd), "/")+"/")) {
+		if w.outsideWorkDir(f) {
 			w.mark(SeverityRunsUnseen, line, false, "%s runs %s, a file outside the working directory, as code the device does not see", name, w.display(f))
 		}
 	}
@@ -1093,6 +1093,8 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 	}
 	if len(c.named) > 0 && sentToItsAPI(c, name, w.deliveredOrigins(uniq(c.named)), hosts) {
 		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: sends secret %s to the API it is for (%s, line %d)", dest, w.secretLabels(c.named), w.display(name), line))
+	} else if len(c.named) > 0 && redirectResendsHeader(c, name) {
+		w.mark(SeveritySecret, line, true, "sends secret %s to %s and, following redirects (-L), to any host they lead to, in a header curl sends on: %s", w.secretLabels(c.named), dest, c.text)
 	} else if len(c.named) > 0 {
 		w.mark(SeveritySecret, line, true, "sends secret %s to %s: %s", w.secretLabels(c.named), dest, c.text)
 	} else if t := firstTaint(c.taints[i:end]); t != "" && !sendsSecret {
