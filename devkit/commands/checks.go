@@ -53,6 +53,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"remote-archive":     checkRemoteArchive,
 	"chroot-dir":         checkChrootDir,
 	"port-forward":       checkPortForward,
+	"npm-config-key":     checkNpmConfigKey, // inert_config.go
 	"git-other-repo":     checkGitOtherRepo,
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,

@@ -104,3 +104,29 @@ func (w *walker) configSecrets(p, name string, line int) {
 		}
 	}
 }
+
+// checkNpmConfigKey: npm config set KEY VALUE (or KEY=VALUE) writes one
+// key of the same .npmrc keys: one that runs nothing is inert, as in a
+// written .npmrc; any other key (script-shell, node-options, git ...), or
+// a registry that is not a public one, decides what a later npm runs.
+func checkNpmConfigKey(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	key, val, hasVal := strings.Cut(in.Words[0], "=")
+	if !hasVal && len(in.Words) > 1 {
+		val = in.Words[1]
+	}
+	keys := inertConfigKeys[".npmrc"]
+	if !matchesAny(key, keys) || matchesAny(key, registryKeys) && !knownRegistry(val) {
+		return checkResult{Runs: true, Mark: "sets npm's " + Literal(key) + ", which decides what a later npm runs or where its packages come from"}
+	}
+	// //HOST/:_authToken: the token npm sends to HOST.
+	if host, ok := strings.CutPrefix(key, "//"); ok {
+		host, _, _ = strings.Cut(host, "/")
+		if !knownRegistry("https://" + host + "/") {
+			return checkResult{SecretMark: true, Mark: "sets the token npm sends to " + Literal(host) + ", which is not a public registry"}
+		}
+	}
+	return checkResult{}
+}

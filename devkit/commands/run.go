@@ -100,7 +100,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 	for _, nm := range cmd.named {
 		w.named[nm] = append(w.named[nm], progRef{firstWord(cmd), line})
 	}
-	if _, why := w.plainName(c.Args[0]); why != "" {
+	if _, why := w.plainName(c.Args[0]); why != "" && w.how[strings.Trim(w.show(c.Args[0]), `"`)] != "built" {
 		w.reason(SeverityRunsUnseen, line, false, "%s", why)
 		w.program("(a command decided at run time)", line, in.stdin)
 		w.unbound.add("a command computed when the script runs", "its name is an expansion, so no rule can say which program it is", "")
@@ -176,6 +176,13 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 	}
 	out := cmp.Or(firstTaint(c.taints[i:end]), w.stdinTaint(c.in))
 	nw := c.ws[i]
+	if p := strings.Trim(nw.shown, `"`); !nw.fixed && w.how[p] == "built" {
+		// "$tmp/app" that go build -o "$tmp/app" wrote earlier
+		w.program(p, line, c.in.stdin)
+		w.command(line, c.depth, c.text, "", "", ClassOther)
+		w.runsLine(line, "%s, built at line %d from the project's code, runs: the device does not see what it does", w.display(p), w.written[p])
+		return out
+	}
 	if !nw.fixed {
 		w.reason(SeverityRunsUnseen, line, false, "runs a command whose name is decided at run time: %s", nw.shown)
 		w.program("(a command decided at run time)", line, c.in.stdin)
@@ -655,6 +662,14 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		case "out":
 			switch {
 			case !v.w.fixed:
+				// go build -o "$tmp/app": run later by the same words
+				if p := strings.Trim(v.w.shown, `"`); w.written[p] == 0 && (net || m.eff.runs || len(m.eff.readsCode) > 0) {
+					how := "built"
+					if net {
+						how = "downloaded"
+					}
+					w.written[p], w.how[p] = line, how
+				}
 			case net:
 				w.recordWrite(v.w.val, line, "downloaded")
 				w.downloads[w.resolve(v.w.val)] = line

