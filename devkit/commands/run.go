@@ -1331,4 +1331,4 @@ var noStdin = setOf(":", "[", "alias", "break", "builtin", "cd", "command", "con
 	"test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "declare", "typeset", "pushd",
 	"popd", "dirs", "shopt", "compgen", "kill", "sleep", "ls", "mkdir", "rm", "rmdir", "mv", "touch", "chmod", "ln",
 	"basename", "dirname", "date", "uname", "whoami", "id", "hostname", "env", "printenv", "nohup", "nice", "timeout", "sudo",
-	"doas", "setsid", "time", "stdbuf", "[[")
+	"doas", "setsid", "time", "stdbuf", "[[", "mktemp", "realpath", "readlink", "nproc", "tty", "seq", "which", "cp", "chown", "chgrp")
