@@ -55,8 +55,10 @@ func ListClients(stateDir string) ([]ClientInfo, error) {
 // pairing finish`, until activationTimeout), and those still awaiting the
 // client's completion (until pairingTimeout), which is where a client that
 // went away, or a relay that forged the pairing response the client saw,
-// leaves one. `agentknock-device pairing reject` ends them with
-// RevokeClient.
+// leaves one, and one awaiting the code whose answer is on its way (the
+// approver has decided, the state does not say so yet: under load the
+// commit can trail the decision's log line). `agentknock-device pairing
+// reject` ends them with RevokeClient.
 func UnfinishedPairings(stateDir string, now time.Time) ([]string, error) {
 	var ids []string
 	err := transact(stateDir, func(t *txn) error {
@@ -65,7 +67,7 @@ func UnfinishedPairings(stateDir string, now time.Time) ([]string, error) {
 			return err
 		}
 		st.eachPairing(func(p *pairingAttempt) {
-			if (p.Status == pairAwaitActivation || p.Status == pairAwaitCompletion) && now.Before(p.deadline()) {
+			if p.pending() && now.Before(p.deadline()) {
 				ids = append(ids, p.ClientID)
 			}
 		})
