@@ -206,7 +206,9 @@ func (w *walker) display(s string) string {
 		s = strings.ReplaceAll(s, string(w.standIn), "\r")
 	}
 	// A line continued with a backslash is one line to the shell.
-	s = lineContinuation.ReplaceAllString(s, " ")
+	if strings.Contains(s, "\\\n") {
+		s = lineContinuation.ReplaceAllString(s, " ")
+	}
 	out := Literal(s)
 	if out != s {
 		// Tabs and newlines are what a Makefile or a message needs; the
