@@ -75,6 +75,11 @@ type Approval struct {
 	Invocation *InvocationDetails
 	GitSign    *GitSignDetails
 	SSH        *SSHDetails
+	// Stored, for a pairing, is closed once the device has stored the
+	// answer (the attempt confirmed or ended, its slot free for the next
+	// pairing); nil for other kinds. Whoever answers for a person waits on
+	// it, so that the person's "rejected" is already true when it is shown.
+	Stored <-chan struct{}
 }
 
 // PairingDetails is what a pairing attempt shows. SAS is the device-computed

@@ -213,7 +213,7 @@ func (d *Device) decidePairing(clientID string) {
 		}
 	}
 	a := &Approval{ID: newApprovalID(), Kind: "pairing", ClientID: clientID, RequestID: clientID,
-		Received: d.now(), Pairing: details}
+		Received: d.now(), Pairing: details, Stored: d.pairWaitChan(clientID)}
 	// The decision ends at the attempt's deadline, on Close, or when the
 	// attempt is revoked (cancelClient).
 	ctx, cancel := context.WithDeadline(d.ctx, p.CreatedAt.Add(pairingTimeout))

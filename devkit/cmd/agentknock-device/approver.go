@@ -628,10 +628,36 @@ func (ap *approver) confirmPairing(typed, how string) (string, error) {
 // answerPairing confirms p if the typed digits are its SAS and rejects it
 // otherwise; false if p was already answered.
 func (ap *approver) answerPairing(p *pendingItem, sas, how string) bool {
-	if sasEqual(sas, p.a.Pairing.SAS) {
-		return ap.finish(p, device.Decision{Approve: true, SAS: sas}, how)
+	d := device.Decision{Approve: true, SAS: sas}
+	if !sasEqual(sas, p.a.Pairing.SAS) {
+		d, how = device.Decision{Reason: "USER_DENIED", Message: messageSASMismatch, SAS: sas}, how+" (wrong digits)"
 	}
-	return ap.finish(p, device.Decision{Reason: "USER_DENIED", Message: messageSASMismatch, SAS: sas}, how+" (wrong digits)")
+	if !ap.finish(p, d, how) {
+		return false
+	}
+	awaitStored(p.a)
+	return true
+}
+
+// storeWait bounds how long a pairing's answer waits for the device to
+// store it: a transaction takes milliseconds, so this is reached only when
+// the device is closing or its state cannot be written.
+const storeWait = 10 * time.Second
+
+// awaitStored returns once the device has stored the answer to a pairing,
+// or after storeWait. Without it, `pairing reject` (or a wrong code)
+// answered before the attempt's slot was free, and a client's `pairing
+// start` right after it was refused as "another pairing is in progress".
+func awaitStored(a *device.Approval) {
+	if a.Stored == nil {
+		return
+	}
+	t := time.NewTimer(storeWait)
+	defer t.Stop()
+	select {
+	case <-a.Stored:
+	case <-t.C:
+	}
 }
 
 // rejectPairings rejects every waiting pairing.
@@ -643,6 +669,7 @@ func (ap *approver) rejectPairings(how string) (string, error) {
 	n := 0
 	for _, p := range pairings {
 		if ap.finish(p, device.Decision{Reason: "USER_DENIED", Message: messagePairingDenied}, how) {
+			awaitStored(p.a)
 			n++
 		}
 	}

@@ -307,6 +307,38 @@ func TestControlPairingConfirm(t *testing.T) {
 	}
 }
 
+// A pairing's answer on the control socket returns only once the device has
+// stored it: before, `pairing reject` or a wrong code answered while the
+// attempt still held the device's only pairing slot, and a client's
+// `pairing start` right after it was refused as "another pairing is in
+// progress" (TestCompatPairingCommands failed so in CI).
+func TestPairingAnswerReturnsOnceStored(t *testing.T) {
+	h := newHarness(t, defaultPolicy())
+	h.withControl(t)
+	const sas = "0123 4567 8901"
+	for _, answer := range [][]string{{"pairing", "reject"}, {"pairing", "confirm", "0123 4567 8900"}, {"pairing", "confirm", sas}} {
+		stored := make(chan struct{})
+		a := fakePairing("S1", sas)
+		a.Stored = stored
+		decided := h.decide(context.Background(), a)
+		h.waitPending(t, "S1")
+		done := make(chan result, 1)
+		go func() { done <- h.cli(t, answer...) }()
+		receive(t, decided) // the device has the answer, and has not stored it yet
+		select {
+		case r := <-done:
+			t.Fatalf("%v returned before the device stored the answer: %s", answer, r)
+		case <-time.After(300 * time.Millisecond):
+		}
+		close(stored)
+		select {
+		case <-done:
+		case <-time.After(guard):
+			t.Fatalf("%v did not return once the answer was stored", answer)
+		}
+	}
+}
+
 func TestPairingApprovedByPolicy(t *testing.T) {
 	pol, err := parsePolicy([]byte(`{"pairing": "approve"}`))
 	if err != nil {
