@@ -14,9 +14,17 @@ import (
 var apiHostsByVariable = map[string][]string{
 	// GitHub Packages' registries take the same token
 	// (https://docs.github.com/en/packages/working-with-a-github-packages-registry).
-	"GH_TOKEN":             {"api.github.com", "github.com", "uploads.github.com", "ghcr.io", "npm.pkg.github.com", "maven.pkg.github.com", "nuget.pkg.github.com", "rubygems.pkg.github.com"},
-	"GITHUB_TOKEN":         {"api.github.com", "github.com", "uploads.github.com", "ghcr.io", "npm.pkg.github.com", "maven.pkg.github.com", "nuget.pkg.github.com", "rubygems.pkg.github.com"},
-	"NPM_TOKEN":            {"registry.npmjs.org"},
+	"GH_TOKEN":     {"api.github.com", "github.com", "uploads.github.com", "ghcr.io", "npm.pkg.github.com", "maven.pkg.github.com", "nuget.pkg.github.com", "rubygems.pkg.github.com"},
+	"GITHUB_TOKEN": {"api.github.com", "github.com", "uploads.github.com", "ghcr.io", "npm.pkg.github.com", "maven.pkg.github.com", "nuget.pkg.github.com", "rubygems.pkg.github.com"},
+	// A token for GitHub's container registry, by its conventional name.
+	"GHCR_TOKEN": {"ghcr.io"},
+	"NPM_TOKEN":  {"registry.npmjs.org"},
+	// twine's and uv publish's upload credentials: upload.pypi.org unless
+	// a repository URL says otherwise (https://twine.readthedocs.io/en/stable/,
+	// https://docs.astral.sh/uv/reference/cli/#uv-publish).
+	"TWINE_PASSWORD":       {"upload.pypi.org"},
+	"UV_PUBLISH_TOKEN":     {"upload.pypi.org"},
+	"UV_PUBLISH_PASSWORD":  {"upload.pypi.org"},
 	"GITLAB_TOKEN":         {"gitlab.com"},
 	"PYPI_TOKEN":           {"upload.pypi.org"},
 	"CARGO_REGISTRY_TOKEN": {"crates.io"},

@@ -47,6 +47,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-ldflags":         checkGoLdflags,
 	"go-run-source":      checkGoRunSource, // checks_install.go
 	"package-install":    checkPackageInstall,
+	"helm-chart":         checkHelmChart, // checks_install.go
 	"env-names":          checkEnvNames,
 	"envsubst-format":    checkEnvsubstFormat,
 	"package-file":       checkPackageFile,

@@ -130,3 +130,41 @@ func checkGoLdflags(in checkInput) checkResult {
 	}
 	return checkResult{}
 }
+
+// checkHelmChart: helm install and helm upgrade deploy a chart into the
+// cluster, where its templates become workloads and its hooks run jobs:
+// code the device cannot see, run with the cluster's credentials. A chart
+// by path (./charts/api) or by a repository's reference (REPO/NAME, from
+// a repository helm repo add named) is the project's choice; one by URL
+// (https://, oci://) or from --repo URL is fetched from that host as it
+// runs, and is marked (https://helm.sh/docs/helm/helm_install/).
+func checkHelmChart(in checkInput) checkResult {
+	var fetched []string
+	// The chart is the last operand (NAME CHART, or CHART with -g).
+	if n := len(in.Words); n > 0 {
+		switch w := in.Words[n-1]; {
+		case w == "":
+			fetched = append(fetched, "a chart decided at run time")
+		case strings.Contains(w, "://") && !strings.HasPrefix(w, "file://"):
+			h, _ := hostOfURL(w)
+			fetched = append(fetched, Literal(w)+" from "+cmpOr(h, "a host decided at run time"))
+		}
+	}
+	for k, a := range in.Argv {
+		repo := ""
+		switch {
+		case a == "--repo" && k+1 < len(in.Argv):
+			repo = in.Argv[k+1]
+		case strings.HasPrefix(a, "--repo="):
+			repo = strings.TrimPrefix(a, "--repo=")
+		default:
+			continue
+		}
+		h, _ := hostOfURL(repo)
+		fetched = append(fetched, "the chart repository "+Literal(repo)+" at "+cmpOr(h, "a host decided at run time"))
+	}
+	if len(fetched) == 0 {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: in.Program + " deploys a chart fetched from the network (" + strings.Join(fetched, ", ") + "): its templates and hooks run in the cluster as code the device cannot see"}
+}

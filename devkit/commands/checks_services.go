@@ -66,7 +66,28 @@ var cloudDestroyVerbs = []string{"delete", "terminate", "remove", "rm", "rb", "d
 // cloudReadVerbs: an operation whose verb starts with one of these only
 // reads.
 var cloudReadVerbs = []string{"describe", "list", "get", "show", "ls", "info", "version", "lookup",
-	"search", "check", "validate", "estimate", "preview", "head"}
+	"search", "check", "validate", "estimate", "preview", "head",
+	// aws SERVICE wait CONDITION polls a describe operation until it holds
+	// (https://docs.aws.amazon.com/cli/latest/reference/ecs/wait/)
+	"wait"}
+
+// cloudKnownOps are the few operations that neither read nor destroy
+// which the device knows from their manual pages, each with the options
+// it leaves out (a command using one is not understood):
+//   - aws cloudfront create-invalidation: tells the CDN to drop its
+//     cached copies of the paths given, so they are fetched again
+//     (https://docs.aws.amazon.com/cli/latest/reference/cloudfront/create-invalidation.html);
+//   - aws ecs update-service: changes a service's task definition, count
+//     or deployment, and with --force-new-deployment restarts its tasks
+//     (https://docs.aws.amazon.com/cli/latest/reference/ecs/update-service.html);
+//   - gcloud run deploy: deploys a container image as a Cloud Run
+//     revision (https://cloud.google.com/sdk/gcloud/reference/run/deploy);
+//     --source is left out: it uploads the directory and builds it.
+var cloudKnownOps = map[string][]string{
+	"aws cloudfront create-invalidation": nil,
+	"aws ecs update-service":             nil,
+	"gcloud run deploy":                  {"--source"},
+}
 
 // cloudWritingReads read, but write their answer into a file named by a
 // positional operand (aws s3api get-object BUCKET KEY OUTFILE): a write
@@ -103,6 +124,16 @@ func checkCloudVerb(in checkInput) checkResult {
 		return checkResult{NotUnderstood: in.Program + ": the operation " + strings.Join(path, " ") + " is not one the device knows"}
 	}
 	op := strings.Join(path, " ")
+	if left, ok := cloudKnownOps[in.Program+" "+path[0]+" "+path[1]]; ok {
+		for _, w := range in.Words {
+			for _, o := range left {
+				if w == o || strings.HasPrefix(w, o+"=") {
+					return checkResult{NotUnderstood: in.Program + " " + path[0] + " " + path[1] + ": the option " + o + " is not one the device knows"}
+				}
+			}
+		}
+		return checkResult{}
+	}
 	for _, w := range path[1:] {
 		if hasVerb(w, cloudDestroyVerbs) {
 			return checkResult{Irreversible: in.Program + " " + op + " deletes or takes away what cannot be had back"}

@@ -36,7 +36,9 @@ func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archi
 	case m.eff.runs || len(m.eff.readsCode) > 0:
 		how = "built"
 	}
-	named, lastURL := false, -1
+	// A form whose table names the files it writes (git add: .git/index)
+	// writes those, not the files it reads.
+	named, lastURL := len(m.eff.writesFiles) > 0, -1
 	for _, v := range m.values {
 		if v.k.name == "url" && v.opt == "" {
 			lastURL = v.idx

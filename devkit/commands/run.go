@@ -32,6 +32,11 @@ type simpleCmd struct {
 	// command it runs (xargs -I R, find -exec's {}): code that holds it is
 	// built at run time from what the wrapper reads.
 	replaced string
+	// passed: the command's own assignments NAME="$SECRET" (NAME ->
+	// SECRET); wordNamed: the secret variables its words (not those
+	// assignments) name.
+	passed    map[string]string
+	wordNamed []string
 }
 
 // systemDirs are where an absolute command name is the program of that
@@ -70,17 +75,40 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 		}
 		return ""
 	}
+	args, spliced := w.spliceAt(c.Args)
+	if !spliced && !w.atSet && w.fwdDef > 0 && hasQuotedAt(c.Args) {
+		// in a function that runs its arguments: judged at each call
+		w.emit(depth, prefix+w.show(c)+tail+"  (\"$@\" is the words of each call: followed there)")
+		return ""
+	}
+	if len(args) == 0 {
+		return "" // "$@" of a call with no words: nothing runs
+	}
 	text := w.show(c)
+	if spliced {
+		text = w.showWords(c, args)
+	}
 	w.emit(depth, prefix+text+tail)
 	saved := w.callNamed
 	w.callNamed = nil
+	var passed map[string]string
 	for _, a := range c.Assigns {
 		w.computed(line, "an assignment")
 		w.assign(a, depth, line, true)
+		// NAME="$SECRET" cmd: the secret is in cmd's environment as NAME
+		if a.Name != nil && a.Value != nil && a.Index == nil && a.Array == nil && !a.Append {
+			if v := wholeVar(w.show(a.Value)); v != "" && w.secretVars[v] {
+				if passed == nil {
+					passed = map[string]string{}
+				}
+				passed[a.Name.Value] = v
+			}
+		}
 	}
-	n := len(c.Args)
-	cmd := &simpleCmd{words: c.Args, line: line, depth: depth, in: in, text: text, ws: make([]word, n), taints: make([]string, n)}
-	for k, wd := range c.Args {
+	assignNamed := len(w.callNamed)
+	n := len(args)
+	cmd := &simpleCmd{words: args, line: line, depth: depth, in: in, text: text, ws: make([]word, n), taints: make([]string, n), passed: passed}
+	for k, wd := range args {
 		if w.lang == syntax.LangZsh && zshQualifierRuns(w.show(wd)) {
 			w.reason(SeverityRunsUnseen, line, false, "the zsh glob qualifier in %s runs code for each file it matches", w.show(wd))
 		}
@@ -96,11 +124,12 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 		cmd.taints[k] = cmp.Or(w.word(wd, depth, line), w.skeletonChecks(wd, line))
 	}
 	cmd.named = w.callNamed
+	cmd.wordNamed = w.callNamed[assignNamed:]
 	w.callNamed = saved
 	for _, nm := range cmd.named {
 		w.named[nm] = append(w.named[nm], progRef{firstWord(cmd), line})
 	}
-	if _, why := w.plainName(c.Args[0]); why != "" && w.how[strings.Trim(w.show(c.Args[0]), `"`)] != "built" {
+	if _, why := w.plainName(args[0]); why != "" && w.how[strings.Trim(w.show(args[0]), `"`)] != "built" {
 		w.reason(SeverityRunsUnseen, line, false, "%s", why)
 		w.program("(a command decided at run time)", line, in.stdin)
 		w.unbound.add("a command computed when the script runs", "its name is an expansion, so no rule can say which program it is", "")
@@ -213,15 +242,17 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		if systemDirs[path.Dir(raw)] {
 			name = path.Base(raw)
 		} else {
-			return w.projectProgram(c, raw, out)
+			return w.projectProgram(c, raw, out, i, end)
 		}
-	} else if !builtins[name] && w.funcs[name] == nil && !c.direct && !w.viaPathSeen[name] {
+	} else if !builtins[name] && (w.funcs[name] == nil || i > 0) && !c.direct && !w.viaPathSeen[name] {
 		w.viaPathSeen[name] = true
 		w.unbound.viaPath = true
 		w.unbound.add(name+" via PATH", "run by its name, and PATH (inherited, not sent) chooses which program that is",
 			"write its absolute path instead (as 'command -v "+name+"' prints it)")
 	}
-	if body := w.funcs[name]; body != nil {
+	// A wrapper (env, xargs, timeout, find -exec, exec) runs a program:
+	// only the shell itself calls its functions.
+	if body := w.funcs[name]; body != nil && i == 0 {
 		w.program(name+" (a function of the script)", line, c.in.stdin)
 		w.command(line, c.depth, c.text, "", "function "+name, ClassOther)
 		w.functionCall(c, name, body, i, end)
@@ -311,7 +342,7 @@ func (c *catalog) lookup(name string) *program {
 // projectProgram: a program run by its path outside the system
 // directories is the project's own code (./bin/app) or a file the script
 // wrote (not understood).
-func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
+func (w *walker) projectProgram(c *simpleCmd, raw, out string, i, end int) string {
 	line := c.line
 	w.program(raw, line, c.in.stdin)
 	w.command(line, c.depth, c.text, "", "", ClassOther)
@@ -336,18 +367,49 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string) string {
 		w.reason(SeverityRunsUnseen, line, false, "runs %s, a program outside the working directory that no table describes", w.display(raw))
 		return out
 	}
+	w.likeKnownProgram(c, raw, i, end)
 	w.runsLine(line, "runs the project's code: %s (a program of the project, run by its path: the device does not see what it does)", w.display(raw))
 	return out
+}
+
+// likeKnownProgram: a program of the project named as a program a table
+// describes (.venv/bin/python, node_modules/.bin/jest, ./gradlew) is most
+// likely that program, installed in the project: it reads the files that
+// program reads as code, so one the script wrote earlier is write, then
+// run, as it would be for the program by its name. The table's files for
+// the form these words match, else the program's own.
+func (w *walker) likeKnownProgram(c *simpleCmd, raw string, i, end int) {
+	p := w.cat.lookup(path.Base(raw))
+	if p == nil {
+		return
+	}
+	files := p.eff.readsCode
+	if m := w.matchCached(p, c.ws[i+1:end]); m.problem == "" {
+		files = m.eff.readsCode
+	}
+	for _, f := range files {
+		if wl, wf := w.writtenMatch(f); wl > 0 {
+			w.reason(SeverityRunsUnseen, c.line, false, "%s, a program of the project named as %s, runs code from %s, which the script wrote at line %d (write, then run)", w.display(raw), p.names[0], w.display(wf), wl)
+			return
+		}
+	}
 }
 
 // functionCall: a function of the script runs its body with the call's
 // words as $1, $2, ...: when they carry secret data, the body is walked
 // again, silently, with those parameters secret.
 func (w *walker) functionCall(c *simpleCmd, name string, body *syntax.Stmt, i, end int) {
+	if _, fwd := w.forwarding[name]; fwd && !w.inFunc[name] && w.silent <= 2 {
+		w.forwardCall(c, name, body, i, end)
+		return
+	}
 	taint := firstTaint(c.taints[i+1 : end])
 	if taint == "" && len(c.named) == 0 || w.inFunc[name] || w.silent > 2 {
 		return
 	}
+	savedSet := w.atSet
+	w.atSet = false
+	defer func() { w.atSet = savedSet }()
 	saved := map[string]bool{}
 	for _, p := range []string{"*", "@", "1", "2", "3", "4", "5", "6", "7", "8", "9"} {
 		saved[p] = w.secretVars[p]
@@ -383,6 +445,13 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 			w.reason(SeverityRunsUnseen, c.line, false, "%s: an option decided at run time (%s)", name, c.ws[k].shown)
 			return
 		}
+	}
+	if ok, why := noExec(sh, c.ws[i+1:end]); ok {
+		// bash -n script.sh: a syntax check, nothing runs
+		return
+	} else if why != "" {
+		w.reason(SeverityRunsUnseen, c.line, false, "%s", why)
+		return
 	}
 	s, note, stdin := shellArgs(sh, vals)
 	defer w.shellStartup(sh, vals, c.line) // listed after what the shell runs
@@ -1106,7 +1175,11 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 		dest = "(no destination the device can see)"
 		w.unseen["where "+name+" connects (from its configuration)"] = true
 	}
-	if len(c.named) > 0 && sentToItsAPI(c, name, w.deliveredOrigins(uniq(c.named)), hosts) {
+	if len(hosts) == 0 && len(c.named) > 0 && w.passedToItsAPI(c, forSecret) {
+		// GH_TOKEN="$GH_TOKEN" gh pr list: the secret is in the variable
+		// the program's own API reads, to no host the command line chose
+		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s's own API: secret %s, given to it in a variable it reads, which is for it (line %d)", w.display(name), w.secretLabels(c.named), line))
+	} else if len(c.named) > 0 && sentToItsAPI(c, name, w.deliveredOrigins(uniq(c.named)), hosts) {
 		w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s: sends secret %s to the API it is for (%s, line %d)", dest, w.secretLabels(c.named), w.display(name), line))
 	} else if len(c.named) > 0 && redirectResendsHeader(c, name) {
 		w.mark(SeveritySecret, line, true, "sends secret %s to %s and, following redirects (-L), to any host they lead to, in a header curl sends on: %s", w.secretLabels(c.named), dest, c.text)
@@ -1332,3 +1405,29 @@ var noStdin = setOf(":", "[", "alias", "break", "builtin", "cd", "command", "con
 	"popd", "dirs", "shopt", "compgen", "kill", "sleep", "ls", "mkdir", "rm", "rmdir", "mv", "touch", "chmod", "ln",
 	"basename", "dirname", "date", "uname", "whoami", "id", "hostname", "env", "printenv", "nohup", "nice", "timeout", "sudo",
 	"doas", "setsid", "time", "stdbuf", "[[", "mktemp", "realpath", "readlink", "nproc", "tty", "seq", "which", "cp", "chown", "chgrp")
+
+// passedToItsAPI: every secret the command names is named only by its own
+// assignments, each into a variable its table says the program's API
+// reads (forSecret), and is for that API: the same variable, or one whose
+// conventional hosts (apiHostsByVariable) share one with it
+// (UV_PUBLISH_TOKEN="$PYPI_TOKEN" uv publish).
+func (w *walker) passedToItsAPI(c *simpleCmd, forSecret []string) bool {
+	if len(c.passed) == 0 || len(c.wordNamed) > 0 || c.in.taint != "" {
+		return false
+	}
+	for _, v := range uniq(c.named) {
+		ok := false
+		for to, from := range c.passed {
+			if from != v || !slices.Contains(forSecret, to) {
+				continue
+			}
+			for _, o := range w.deliveredOrigins([]string{v}) {
+				ok = ok || o == to || slices.ContainsFunc(apiHostsByVariable[o], func(h string) bool { return slices.Contains(apiHostsByVariable[to], h) })
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

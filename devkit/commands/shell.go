@@ -509,3 +509,55 @@ func shellJoin(words []string) string {
 	}
 	return strings.Join(q, " ")
 }
+
+// noExec: sh -n / bash -n with a script (-c TEXT or a file) reads the
+// commands and runs none of them, a syntax check (POSIX sh, "-n: The
+// shell shall read commands but does not execute them"; bash(1): "This
+// is ignored by interactive shells"). Only for the POSIX shells and bash,
+// with no -i or -s and a script given, so the shell cannot be
+// interactive; zsh is left out. A word decided at run time before the
+// script could be an option (-i), so with one, why says so.
+func noExec(sh string, ws []word) (ok bool, why string) {
+	if shellLangs[sh] == syntax.LangZsh {
+		return false, ""
+	}
+	n, script := false, false
+	for i := 0; i < len(ws); i++ {
+		a := ws[i].val
+		switch {
+		case !ws[i].fixed:
+			if n && ws[i].prefix != "" && !strings.HasPrefix(ws[i].prefix, "-") {
+				return true, "" // ./"$f": a path, whatever follows
+			}
+			if n {
+				return false, fmt.Sprintf("%s -n: the word %s is decided at run time and could be an option (-i makes the shell interactive, which ignores -n and runs what it reads)", sh, ws[i].shown)
+			}
+			return false, ""
+		case a == "--":
+			// the script file follows, whatever its name
+			return n && i+1 < len(ws) && !(ws[i+1].fixed && ws[i+1].val == "-"), ""
+		case a == "-":
+			return false, "" // from standard input
+		case strings.HasPrefix(a, "--"):
+			if bashLongOptions[a] {
+				i++ // --rcfile FILE
+			}
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			for _, c := range a[1:] {
+				switch {
+				case c == 'i' || c == 's':
+					return false, ""
+				case c == 'n' && a[0] == '-':
+					n = true
+				case c == 'c' && a[0] == '-':
+					script = true
+				case c == 'o' || c == 'O':
+					i++
+				}
+			}
+		default:
+			return n, "" // the script file, or -c's text
+		}
+	}
+	return n && script, ""
+}

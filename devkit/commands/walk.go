@@ -59,8 +59,15 @@ type walker struct {
 	secretVars   map[string]bool   // delivered, or assigned from secret data (read)
 	secretFrom   map[string]string // a variable of the script -> the secret data it came from (secretvars.go)
 
-	funcs       map[string]*syntax.Stmt
-	inFunc      map[string]bool
+	funcs  map[string]*syntax.Stmt
+	inFunc map[string]bool
+	// forwarding: the functions that run their "$@" (forward.go), each
+	// with the text it was defined in; atWords (atSet) the words of the
+	// call being followed; fwdDef > 0 while such a function is defined.
+	forwarding  map[string]string
+	atWords     []*syntax.Word
+	atSet       bool
+	fwdDef      int
 	written     map[string]int    // resolved path -> line the script wrote it
 	how         map[string]string // resolved path -> how: "wrote", "downloaded", "changed", "built"
 	scripts     scriptTexts       // files written whole from a fixed here-document (written_script.go)
@@ -108,7 +115,7 @@ type netUse struct {
 
 func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, wd string, secrets []Secret, deadline deadline, standIn byte, size int) *walker {
 	w := &walker{z: z, cat: cat, a: a, lang: lang, wd: wd, cwd: wd, deadline: deadline, standIn: standIn, nestedBytes: 2*size + 64<<10,
-		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
+		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{}, forwarding: map[string]string{},
 		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, netCommands: map[string]bool{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
 		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
@@ -509,12 +516,22 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		out = w.stmt(c.Stmt, depth, prefix+"timed: ", in)
 	case *syntax.FuncDecl:
 		name := "(anonymous)"
+		fwd := forwardingBody(c.Body)
+		names := []string{}
 		if c.Name != nil {
 			name = c.Name.Value
-			w.funcs[name] = c.Body
+			names = append(names, name)
 		}
 		for _, n := range c.Names {
-			w.funcs[n.Value] = c.Body
+			names = append(names, n.Value)
+		}
+		for _, n := range names {
+			w.funcs[n] = c.Body
+			if fwd {
+				w.forwarding[n] = w.src
+			} else {
+				delete(w.forwarding, n)
+			}
 		}
 		w.emit(depth, prefix+"define function "+w.display(name)+tail+", which runs when called:")
 		// The body runs when called, with the variables of that time: no
@@ -522,7 +539,13 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		saved, savedNumeric := w.cwd, w.numeric
 		w.numeric = map[string]bool{}
 		w.inFunc[name] = true
+		savedSet, savedDef := w.atSet, w.fwdDef
+		w.atSet = false
+		if fwd {
+			w.fwdDef++
+		}
 		w.stmt(c.Body, depth+1, "", in)
+		w.atSet, w.fwdDef = savedSet, savedDef
 		delete(w.inFunc, name)
 		w.cwd, w.numeric = saved, savedNumeric
 	case *syntax.ArithmCmd:
