@@ -426,6 +426,44 @@ func TestExecuteOnlyScriptWhereTheProbeIsImpossible(t *testing.T) {
 	}
 }
 
+// An interpreter that runs with other credentials (set-ID, or file
+// capabilities) may read an execute-only script, so nothing is predicted:
+// the run goes on as before, and --verbose says why. The interpreter is a
+// copy of sh, set-user-ID to nobody (its bit is what counts; it is never
+// run).
+func TestExecuteOnlyScriptWithASetIDInterpreter(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-xonly-setid-")
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	interp := filepath.Join(dir, "sh")
+	if err := os.WriteFile(interp, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(interp, 65534, 65534)
+	if err := os.Chmod(interp, os.ModeSetuid|0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "tool")
+	writeExecutable(t, script, "#!"+interp+"\necho ran\n")
+	os.Chmod(script, 0o111)
+	cmd, approval, stderr := runAsNobody(t, dir, nil, "--verbose", "-s", "x", "--", script)
+	req := approval.waitRequest(t)
+	approval.respond(t, testApprovalReply{Deny: "no"})
+	cmd.Wait()
+	if req.Operation.ExecutableHash != nil || req.Operation.ExecutableMode != "BINARY" {
+		t.Fatalf("reported with hash %x, mode %s", req.Operation.ExecutableHash, req.Operation.ExecutableMode)
+	}
+	if want := "execute-only file probed: a script whose interpreter " + interp + " runs with other credentials"; !strings.Contains(stderr.String(), want) {
+		t.Fatalf("--verbose does not say %q: %q", want, stderr.String())
+	}
+}
+
 // A caller's blocked SIGCHLD stays blocked, and none is left pending by
 // the probe's child (its stop and its end each send one to the launcher,
 // whose runtime takes them): the execute-only command, a copy of grep,
