@@ -113,7 +113,7 @@ func checkHostFacilities(n runNeeds) error {
 const (
 	launcherTasks = 12
 	serviceTasks  = 7
-	// The execute-only probe's child (probe_linux.go), which lives for
+	// The execute-only probe's child (checkExecuteOnly, select_linux.go), which lives for
 	// about a millisecond before the request, while the launcher's own
 	// threads are still few; counted all the same, so that a fork this
 	// check allowed is not refused then (which would lose the prediction).

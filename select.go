@@ -399,7 +399,7 @@ func checkRunnable(wd workdir, name string) error {
 // runs. An execute-only file cannot be read, so its first bytes say
 // nothing: it may be a binary, which runs, or a script, which its
 // interpreter cannot read and which therefore fails after the approval.
-// On Linux a traced child tells which (checkExecuteOnly, probe_linux.go);
+// On Linux a traced child tells which (checkExecuteOnly, select_linux.go);
 // on macOS nothing is predicted for it (README, "Limits and bounds").
 
 // nativeFormatName names the formats kernelMayRun accepts, for messages.

@@ -67,7 +67,7 @@ func openCandidate(wd workdir, candidate string) (*executable, error) {
 
 // checkExecuteOnly predicts nothing on macOS: an execute-only file stays
 // a binary without a hash, and a script among them fails after the
-// approval (README, "Limits and bounds"). Linux's probe (probe_linux.go)
+// approval (README, "Limits and bounds"). Linux's probe (select_linux.go)
 // has no macOS counterpart: tracing a child to its exec and reading its
 // arguments there was not built or measured.
 func checkExecuteOnly(*executable) (string, error) {
