@@ -73,7 +73,7 @@ func checkHostFacilities(n runNeeds) error {
 	if err := checkCommandDescriptors(n.caller); err != nil {
 		return err
 	}
-	if err := checkProcessLimit(n.service); err != nil {
+	if err := checkProcessLimit(n.service, n.probe); err != nil {
 		return err
 	}
 	need := runDescriptors
@@ -113,25 +113,34 @@ func checkHostFacilities(n runNeeds) error {
 const (
 	launcherTasks = 12
 	serviceTasks  = 7
+	// The execute-only probe's child (checkExecuteOnly, select_linux.go), which lives for
+	// about a millisecond before the request, while the launcher's own
+	// threads are still few; counted all the same, so that a fork this
+	// check allowed is not refused then (which would lose the prediction).
+	probeTasks = 1
 	// Below this much room the launcher runs with GOMAXPROCS 2, so that
 	// its threads stay within launcherTasks on any number of cores.
 	processRoomTight = 64
 )
 
 // checkProcessLimit requires room under the soft process limit for the
-// threads and processes the run will start: the user's tasks now (all of
+// threads and processes the run will start (the service's, the probe's
+// child): the user's tasks now (all of
 // /proc/loadavg's when that is already small enough, else those /proc
 // shows for this real user ID), with this process's own, plus what is
 // still to come. A process the kernel exempts (processLimitExempt) and an
 // unlimited limit pass at once. Without /proc only this process's threads
 // are known.
-func checkProcessLimit(service bool) error {
+func checkProcessLimit(service, probe bool) error {
 	var lim unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY || processLimitExempt() {
 		return nil
 	}
 	own := ownThreads()
 	plain := max(launcherTasks-own, 1)
+	if probe {
+		plain += probeTasks
+	}
 	need := plain
 	if service {
 		need += serviceTasks

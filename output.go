@@ -289,6 +289,7 @@ const (
 	failCommandNotExecutable
 	failCommandFormat      // no #! and no format the kernel runs
 	failCommandInterpreter // the #! line's interpreter cannot be run
+	failCommandUnreadable  // an execute-only script, which its interpreter cannot read; a fix command when it is this user's
 	failCommandChanged
 	failWorkdir
 	failHostUnsupported
@@ -420,6 +421,11 @@ func suggestedActions(class failureClass, fix, rerun string) []string {
 		return suggest("Start the file with a #! line naming its interpreter (for example #!/bin/sh), or run it through its interpreter (sh FILE), then run the command again.")
 	case failCommandInterpreter:
 		return suggest("Install the interpreter the file's #! line names, or correct that line (for example #!/usr/bin/env python3), then run the command again.")
+	case failCommandUnreadable:
+		if fix != "" {
+			return suggest("Give yourself read permission on the file (its interpreter reads it as you), then run the command again:", fix)
+		}
+		return suggest("Ask the file's owner to give this user read permission on it (its interpreter reads it as this user), then run the command again.")
 	case failCommandChanged:
 		return suggest("Check why the file changed, then run the command again so that the device sees the file as it is now.")
 	case failWorkdir:

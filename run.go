@@ -58,7 +58,7 @@ func runCommand(o *runOptions, cs callerState) int {
 	// (command-execution.md, "Platform implementations"). A service may
 	// start for --stdin and for an SSH secret, which only the response
 	// reveals; its executable is identified now.
-	needs := runNeeds{script: exe.script, service: o.stdinRequested() || !(o.NoSSHAgent && o.NoGitSign), caller: cs}
+	needs := runNeeds{script: exe.script, service: o.stdinRequested() || !(o.NoSSHAgent && o.NoGitSign), probe: exe.executeOnly, caller: cs}
 	var self selfImage
 	if needs.service {
 		if self, err = retainSelfImage(); err != nil {
@@ -67,6 +67,16 @@ func runCommand(o *runOptions, cs callerState) int {
 	}
 	if err := checkHostFacilities(needs); err != nil {
 		return notContacted(err, failHostUnsupported)
+	}
+	// An execute-only file is probed only now, once the process limit
+	// has counted the probe's child, and before the relay connection
+	// starts threads of its own.
+	if exe.executeOnly {
+		note, err := checkExecuteOnly(exe)
+		if err != nil {
+			return notContacted(err, failOther)
+		}
+		out.detail("%s", note)
 	}
 	warnGitConfigCount(o, out)
 	// The command can run here: read the pairing and connect to the relay
@@ -263,6 +273,7 @@ func warnGitConfigCount(o *runOptions, out *output) {
 type runNeeds struct {
 	script  bool        // execve of the candidate path, else execveat of the descriptor
 	service bool        // an invocation service may start
+	probe   bool        // an execute-only file is probed (checkExecuteOnly; a process on Linux)
 	caller  callerState // the limits and descriptors the command will have
 }
 

@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
@@ -37,6 +38,16 @@ var testBinary string // agentknock built for the tests
 const releaseLdflags = "-E=agentknock_rt0"
 
 func TestMain(m *testing.M) {
+	if strings.HasPrefix(filepath.Base(os.Args[0]), probeMarkerPrefix) {
+		// A copy of this binary probed as an execute-only file ran: the
+		// probe's child, with its marker as argv[0] and an empty
+		// environment, was meant to stop before its first instruction.
+		// Say so beside the executable, for the test to find.
+		if exe, err := os.Executable(); err == nil {
+			os.WriteFile(filepath.Join(filepath.Dir(exe), "probe-ran"), nil, 0o666)
+		}
+		os.Exit(3)
+	}
 	switch os.Getenv("AGENTKNOCK_TEST_ROLE") {
 	case "caller":
 		becomeCaller()
@@ -121,7 +132,41 @@ func becomeCaller() {
 	if role := os.Getenv("AGENTKNOCK_TEST_ROLE_AFTER"); role != "" {
 		env = append(env, "AGENTKNOCK_TEST_ROLE="+role) // what this binary execs is itself, in that role
 	}
+	if os.Getenv("AGENTKNOCK_TEST_REFUSE_PTRACE") != "" {
+		if err := refusePtrace(); err != nil {
+			panic(err)
+		}
+	}
 	panic(syscall.Exec(argv[0], argv, env))
+}
+
+// refusePtrace installs, on this thread (which then execs, keeping it for
+// the new program and its children), a seccomp filter that answers every
+// ptrace system call with EPERM, as a container's default profile or Yama
+// ptrace_scope 3 refuses PTRACE_TRACEME.
+func refusePtrace() error {
+	arch := uint32(unix.AUDIT_ARCH_X86_64)
+	if runtime.GOARCH == "arm64" {
+		arch = unix.AUDIT_ARCH_AARCH64
+	}
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	prog := []unix.SockFilter{
+		{Code: ld, K: 4}, // seccomp_data.arch
+		{Code: jeq, Jt: 0, Jf: 3, K: arch},
+		{Code: ld, K: 0}, // seccomp_data.nr
+		{Code: jeq, Jt: 0, Jf: 1, K: uint32(unix.SYS_PTRACE)},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0)
 }
 
 // approvalDir stands in for the device of one launch.
@@ -1534,8 +1579,9 @@ func TestTerminationDuringTheLastHashIsReported(t *testing.T) {
 // Finding 1: a process limit (ulimit -u, set by the caller's shell) too
 // low for the threads and processes the run needs stops the run before the
 // request, with the limit to set; at the measured need plus the margin the
-// same runs start. As root the limit does not apply, so the test then runs
-// the shell as nobody.
+// same runs start. An execute-only command needs one more, for the probe's
+// child (issue 30, finding 6). As root the limit does not apply, so the
+// test then runs the shell as nobody.
 func TestProcessLimitStopsBeforeTheRequest(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -1569,26 +1615,46 @@ func TestProcessLimitStopsBeforeTheRequest(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	echo, err := exec.LookPath("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xecho := filepath.Join(dir, "xecho")
+	if err := os.WriteFile(xecho, data, 0o111); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(xecho, 0o111)
 	cases := []struct {
 		limit int
 		args  string
 		runs  bool
+		xonly bool
 	}{
-		{7, "", false}, // the issue's example: approved, then "fatal error: newosproc"
-		{11, "--no-ssh-agent --no-git-sign", false}, // no service, one short
-		{14, "--stdin demo TOKEN", false},           // approved, then the service could not start
-		{12, "--no-ssh-agent --no-git-sign", true},  // no service
-		{20, "--stdin demo TOKEN", true},            // with the service
+		{7, "", false, false},                              // the issue's example: approved, then "fatal error: newosproc"
+		{11, "--no-ssh-agent --no-git-sign", false, false}, // no service, one short
+		{14, "--stdin demo TOKEN", false, false},           // approved, then the service could not start
+		{12, "--no-ssh-agent --no-git-sign", true, false},  // no service
+		{20, "--stdin demo TOKEN", true, false},            // with the service
+		{12, "--no-ssh-agent --no-git-sign", false, true},  // execute-only: the probe's child, one short
+		{13, "--no-ssh-agent --no-git-sign", true, true},   // execute-only
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%d %s", c.limit, c.args), func(t *testing.T) {
+		command := "/bin/echo"
+		if c.xonly {
+			command = xecho
+		}
+		t.Run(fmt.Sprintf("%d %s %s", c.limit, c.args, filepath.Base(command)), func(t *testing.T) {
 			d, err := os.MkdirTemp(dir, "approval-")
 			if err != nil {
 				t.Fatal(err)
 			}
 			os.Chmod(d, 0o777)
 			approval := approvalDir(d)
-			cmd := exec.Command(bash, "-c", fmt.Sprintf("ulimit -u %d && exec %s -s demo %s -- /bin/echo ran", c.limit+others()+slack(c.runs), testBinary, c.args))
+			cmd := exec.Command(bash, "-c", fmt.Sprintf("ulimit -u %d && exec %s -s demo %s -- %s ran", c.limit+others()+slack(c.runs), testBinary, c.args, command))
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_APPROVAL="+string(approval), "HOME="+dir, "GOMAXPROCS=8")
 			cmd.SysProcAttr = attr

@@ -37,6 +37,9 @@ type executable struct {
 	script    bool   // starts with "#!"
 	shebang   string // the #! line as the kernel reads it (its first execHeaderSize bytes)
 	contents  *string
+	// executeOnly: the permissions let this user execute it but not read
+	// it, so hash and script are unknown (checkExecuteOnly probes it).
+	executeOnly bool
 	// readable is the same object opened for reading (Linux), retained
 	// from inspection to revalidation; nil until then or when unreadable.
 	readable *rawFile //lint:ignore U1000 Linux only
@@ -290,12 +293,14 @@ func checkUTF8Path(p string) error {
 
 // inspect reads the executable once: SHA-256 of the whole file, shebang
 // detection and, for a small script, its text. An unreadable (execute-only)
-// file is a binary without a hash: openForReading answers EACCES or EPERM
-// only when the file's permissions refuse reading.
+// file is a binary without a hash unless checkExecuteOnly finds it is a
+// script: openForReading answers EACCES or EPERM only when the file's
+// permissions refuse reading.
 func (x *executable) inspect() error {
 	f, err := openForReading(x)
 	if err != nil {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			x.executeOnly = true
 			return nil
 		}
 		return fmt.Errorf("cannot read %s: %v", printable(x.path), err)
@@ -391,10 +396,11 @@ func checkRunnable(wd workdir, name string) error {
 // Which files the kernel can execute, predicted from their first bytes so
 // that no approval is spent on an "exec format error" (ENOEXEC). A script
 // is one starting with #!; anything else needs a binary format the kernel
-// runs. An execute-only file cannot be read, so nothing is predicted for
-// it: it may be a binary, which runs, or a script, which its interpreter
-// cannot read and which therefore fails after the approval (README,
-// "Limits and bounds").
+// runs. An execute-only file cannot be read, so its first bytes say
+// nothing: it may be a binary, which runs, or a script, which its
+// interpreter cannot read and which therefore fails after the approval.
+// On Linux a traced child tells which (checkExecuteOnly, select_linux.go);
+// on macOS nothing is predicted for it (README, "Limits and bounds").
 
 // nativeFormatName names the formats kernelMayRun accepts, for messages.
 var nativeFormatName = map[string]string{"linux": "ELF", "darwin": "Mach-O"}

@@ -65,6 +65,15 @@ func openCandidate(wd workdir, candidate string) (*executable, error) {
 	return &executable{fd: fd, candidate: candidate, path: path, dev: uint64(st.Dev), ino: st.Ino}, nil
 }
 
+// checkExecuteOnly predicts nothing on macOS: an execute-only file stays
+// a binary without a hash, and a script among them fails after the
+// approval (README, "Limits and bounds"). Linux's probe (select_linux.go)
+// has no macOS counterpart: tracing a child to its exec and reading its
+// arguments there was not built or measured.
+func checkExecuteOnly(*executable) (string, error) {
+	return "execute-only file not probed (macOS): it is reported as a binary without a hash", nil
+}
+
 // openForReading opens the captured path for inspection and requires the
 // retained identity.
 func openForReading(x *executable) (*os.File, error) {

@@ -224,13 +224,27 @@ func TestStreamKindsAndLauncherChain(t *testing.T) {
 }
 
 // An execute-only file cannot be read: it is reported as a binary without a
-// hash and still runs through the retained descriptor. Needs root to run
-// the launcher as another user (root itself can read any file).
+// hash and still runs through the retained descriptor. The probe that
+// found it a binary ran none of it: the tool is a copy of this test binary,
+// which leaves probe-ran beside itself when it runs with the probe's
+// marker as argv[0] (TestMain), checked first by running it so. Needs root
+// to run the launcher as another user (root itself can read any file).
 func TestExecuteOnlyBinaryHasNoHash(t *testing.T) {
 	dir := unprivilegedDir(t, "agentknock-xonly-")
+	os.Chmod(dir, 0o777) // for probe-ran
 	tool := filepath.Join(dir, "tool")
 	copyTestBinary(t, tool)
 	os.Chmod(tool, 0o711)
+	ran := filepath.Join(dir, "probe-ran")
+	direct := exec.Command(tool)
+	direct.Args[0] = probeMarkerPrefix + "direct"
+	direct.Env = []string{}
+	direct.SysProcAttr = nobody
+	direct.Run()
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("run as the probe's child would be, the tool left no mark (%v): this test would prove nothing", err)
+	}
+	os.Remove(ran)
 	approval := filepath.Join(dir, "approval")
 	os.Mkdir(approval, 0o777)
 	os.Chmod(approval, 0o777)
@@ -252,6 +266,268 @@ func TestExecuteOnlyBinaryHasNoHash(t *testing.T) {
 	d.approve(t, nil)
 	if err := cmd.Wait(); err != nil || stdout.String() != "ran\n" {
 		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the probe's child ran the tool")
+	}
+}
+
+// An execute-only #! script (issue 30, finding 6): its interpreter could
+// not read it, so the run would fail after the approval. The probe finds
+// it a script before the request: the run stops with the interpreter
+// named, no request is sent, and the suggested action gives the fix (the
+// chmod when the file is the user's own, else its owner's part).
+func TestExecuteOnlyScriptStopsBeforeTheRequest(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		t.Run(map[bool]string{false: "root's file", true: "own file"}[own], func(t *testing.T) {
+			dir := unprivilegedDir(t, "agentknock-xonly-script-")
+			script := filepath.Join(dir, "tool")
+			writeExecutable(t, script, "#!/bin/sh\necho ran\n")
+			if own {
+				os.Chown(script, 65534, 65534)
+			}
+			os.Chmod(script, 0o111)
+			cmd, approval, stderr := runAsNobody(t, dir, nil, "-s", "x", "--", "./tool")
+			stopsBeforeTheRequest(t, cmd, approval)
+			out := stderr.String()
+			if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(out, "cannot run "+script+": it is a script (the kernel starts it with /bin/sh) that this user may execute but not read") ||
+				!strings.Contains(out, "did not contact the device") {
+				t.Fatalf("%v: %q", cmd.ProcessState, out)
+			}
+			want := "Suggested action: Ask the file's owner to give this user read permission"
+			if own {
+				want = "Suggested action: Give yourself read permission on the file (its interpreter reads it as you), then run the command again:\nAGENTKNOCK: chmod u+r " + script + "\n"
+			}
+			if !strings.Contains(out, want) {
+				t.Fatalf("want %q in %q", want, out)
+			}
+		})
+	}
+}
+
+// stopsBeforeTheRequest waits until the launcher ends, failing the test if
+// it sends its request first (the launcher is then left to the cleanup).
+func stopsBeforeTheRequest(t *testing.T, cmd *exec.Cmd, approval approvalDir) {
+	t.Helper()
+	ended := make(chan struct{})
+	go func() { cmd.Wait(); close(ended) }()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case <-ended:
+			if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+				t.Fatal("the request was sent")
+			}
+			return
+		case <-deadline:
+			t.Fatal("the launcher neither stopped nor asked")
+		case <-time.After(2 * time.Millisecond):
+		}
+		if _, err := os.Stat(filepath.Join(string(approval), "request.json")); err == nil {
+			t.Fatal("the request was sent")
+		}
+	}
+}
+
+// The probe runs none of an execute-only script: its interpreter is a
+// script of the test's own that leaves a mark, which it does when the
+// execute-only script is run directly (the interpreter needs nothing from
+// the file it cannot read); through the probe it must not. The kernel
+// starts the interpreter's interpreter, and the message names what it
+// starts.
+func TestExecuteOnlyProbeRunsNoCode(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-xonly-nocode-")
+	os.Chmod(dir, 0o777)
+	mark := filepath.Join(dir, "ran")
+	helper := filepath.Join(dir, "helper")
+	writeExecutable(t, helper, "#!/bin/sh\n: > "+mark+"\n")
+	script := filepath.Join(dir, "tool")
+	writeExecutable(t, script, "#!"+helper+"\n")
+	os.Chmod(script, 0o111)
+	direct := exec.Command(script)
+	direct.SysProcAttr = nobody
+	if out, err := direct.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatalf("run directly, the script left no mark (%v): this test would prove nothing", err)
+	}
+	os.Remove(mark)
+	cmd, approval, stderr := runAsNobody(t, dir, nil, "-s", "x", "--", script)
+	stopsBeforeTheRequest(t, cmd, approval)
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "it is a script (the kernel starts it with /bin/sh "+helper+")") {
+		t.Fatalf("%v: %q", cmd.ProcessState, stderr.String())
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the probe ran the script's interpreter")
+	}
+}
+
+// Where the probe cannot be made, the run goes on as before: the file is
+// reported as a binary without a hash (README, "Limits and bounds"), and
+// --verbose says why. PTRACE_TRACEME is refused by a seccomp filter that
+// the caller installs before it execs the launcher; /proc is hidden by a
+// tmpfs in a mount namespace of the launcher's own.
+func TestExecuteOnlyScriptWhereTheProbeIsImpossible(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-xonly-noprobe-")
+	script := filepath.Join(dir, "tool")
+	writeExecutable(t, script, "#!/bin/sh\necho ran\n")
+	os.Chmod(script, 0o111)
+	caller := filepath.Join(dir, "caller")
+	copyTestBinary(t, caller)
+	launcher := []string{testBinary, "--verbose", "-s", "x", "--", script}
+	cases := []struct {
+		name string
+		cmd  func() *exec.Cmd
+		why  string
+	}{
+		{"ptrace refused", func() *exec.Cmd {
+			cmd := exec.Command(caller)
+			cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_REFUSE_PTRACE=1", "AGENTKNOCK_TEST_EXEC="+strings.Join(launcher, "\x1f"))
+			cmd.SysProcAttr = nobody
+			return cmd
+		}, "the traced child could not start (operation not permitted)"},
+		{"without /proc", func() *exec.Cmd {
+			unshare := needProgram(t, "unshare", "util-linux")
+			setpriv := needProgram(t, "setpriv", "util-linux")
+			cmd := exec.Command(unshare, append([]string{"-m", "--propagation", "private", "sh", "-c", `mount -t tmpfs none /proc && exec "$@"`, "sh",
+				setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}, launcher...)...)
+			cmd.Env = os.Environ()
+			return cmd
+		}, "no /proc of this PID namespace shows the child's arguments"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := os.MkdirTemp(dir, "approval-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(d, 0o777)
+			approval := approvalDir(d)
+			cmd := c.cmd()
+			cmd.Dir = dir
+			cmd.Env = append(cmd.Env, "AGENTKNOCK_TEST_APPROVAL="+d)
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stderr, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			req := approval.waitRequest(t)
+			approval.respond(t, testApprovalReply{Deny: "no"})
+			cmd.Wait()
+			if req.Operation.ExecutableHash != nil || req.Operation.ExecutableMode != "BINARY" {
+				t.Fatalf("reported with hash %x, mode %s", req.Operation.ExecutableHash, req.Operation.ExecutableMode)
+			}
+			if !strings.Contains(stderr.String(), "execute-only file not probed: "+c.why) {
+				t.Fatalf("--verbose does not say %q: %q", c.why, stderr.String())
+			}
+		})
+	}
+}
+
+// An interpreter that runs with other credentials (set-ID, or file
+// capabilities) may read an execute-only script, so nothing is predicted:
+// the run goes on as before, and --verbose says why. The interpreter is a
+// copy of sh, set-user-ID to nobody (its bit is what counts; it is never
+// run).
+func TestExecuteOnlyScriptWithASetIDInterpreter(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-xonly-setid-")
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	interp := filepath.Join(dir, "sh")
+	if err := os.WriteFile(interp, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(interp, 65534, 65534)
+	if err := os.Chmod(interp, os.ModeSetuid|0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "tool")
+	writeExecutable(t, script, "#!"+interp+"\necho ran\n")
+	os.Chmod(script, 0o111)
+	cmd, approval, stderr := runAsNobody(t, dir, nil, "--verbose", "-s", "x", "--", script)
+	req := approval.waitRequest(t)
+	approval.respond(t, testApprovalReply{Deny: "no"})
+	cmd.Wait()
+	if req.Operation.ExecutableHash != nil || req.Operation.ExecutableMode != "BINARY" {
+		t.Fatalf("reported with hash %x, mode %s", req.Operation.ExecutableHash, req.Operation.ExecutableMode)
+	}
+	if want := "execute-only file probed: a script whose interpreter " + interp + " runs with other credentials"; !strings.Contains(stderr.String(), want) {
+		t.Fatalf("--verbose does not say %q: %q", want, stderr.String())
+	}
+}
+
+// A caller's blocked SIGCHLD stays blocked, and none is left pending by
+// the probe's child (its stop and its end each send one to the launcher,
+// whose runtime takes them): the execute-only command, a copy of grep,
+// reports its own signal state, which must be what a direct exec gives.
+func TestExecuteOnlyProbeLeavesNoSIGCHLD(t *testing.T) {
+	dir := unprivilegedDir(t, "agentknock-xonly-sigchld-")
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(grep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xgrep := filepath.Join(dir, "grep")
+	if err := os.WriteFile(xgrep, data, 0o111); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(xgrep, 0o111)
+	caller := filepath.Join(dir, "caller")
+	copyTestBinary(t, caller)
+	approval := filepath.Join(dir, "approval")
+	os.Mkdir(approval, 0o777)
+	os.Chmod(approval, 0o777)
+	status := []string{xgrep, "-hE", "^(SigPnd|ShdPnd|SigBlk)", "/proc/self/status"}
+	run := func(argv []string) (string, error) {
+		cmd := exec.Command(caller)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "AGENTKNOCK_TEST_ROLE=caller", "AGENTKNOCK_TEST_BLOCK=17", "AGENTKNOCK_TEST_APPROVAL="+approval,
+			"AGENTKNOCK_TEST_EXEC="+strings.Join(argv, "\x1f"))
+		cmd.SysProcAttr = nobody
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		if argv[0] == testBinary {
+			d := approvalDir(approval)
+			d.waitRequest(t)
+			d.approve(t, nil)
+		}
+		err := cmd.Wait()
+		return stdout.String(), err
+	}
+	field := func(out, name string) uint64 {
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				return n
+			}
+		}
+		t.Fatalf("no %s in %q", name, out)
+		return 0
+	}
+	bit := sigBit(unix.SIGCHLD)
+	for _, argv := range [][]string{status, append([]string{testBinary, "-s", "x", "--"}, status...)} {
+		out, err := run(argv)
+		if err != nil {
+			t.Fatalf("%q: %v %q", argv, err, out)
+		}
+		if field(out, "SigBlk")&bit == 0 || (field(out, "SigPnd")|field(out, "ShdPnd"))&bit != 0 {
+			t.Fatalf("%q: the command's state %q; want SIGCHLD blocked and not pending", argv, out)
+		}
 	}
 }
 
@@ -833,5 +1109,100 @@ func TestWithoutProcReplacedPathStillRunsTheSelectedBinary(t *testing.T) {
 	approval.approve(t, nil)
 	if err := cmd.Wait(); err != nil || stdout.String() != "original\n" {
 		t.Fatalf("%v stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+}
+
+// The probe's reading of the child's arguments: the marker alone is a
+// binary; a list that ends with the probed path and starts with something
+// else is a script, run by what precedes the path; anything else decides
+// nothing, and the run goes on as before.
+func TestReadProbeArgs(t *testing.T) {
+	const m = probeMarkerPrefix + "X"
+	cases := []struct {
+		cmdline string
+		verdict probeVerdict
+		interp  []string
+	}{
+		{m + "\x00", probeBinary, nil},
+		{"/bin/sh\x00" + probeExecPath + "\x00", probeScript, []string{"/bin/sh"}},
+		{"/usr/bin/env\x00-S sh -e\x00" + probeExecPath + "\x00", probeScript, []string{"/usr/bin/env", "-S sh -e"}},
+		{"/bin/sh\x00/d/helper\x00" + probeExecPath + "\x00", probeScript, []string{"/bin/sh", "/d/helper"}}, // an interpreter that is a script
+		{"", probeUndecided, nil},                                  // a zombie, or no arguments
+		{m, probeUndecided, nil},                                   // not as /proc gives it
+		{m + "\x00extra\x00", probeUndecided, nil},                 // more than the probe gave
+		{"other\x00", probeUndecided, nil},                         // another process
+		{"/bin/sh\x00/elsewhere\x00", probeUndecided, nil},         // not the probed path
+		{m + "\x00" + probeExecPath + "\x00", probeUndecided, nil}, // the marker kept
+		{"\x00" + probeExecPath + "\x00", probeUndecided, nil},     // an empty interpreter
+		{probeExecPath + "\x00", probeUndecided, nil},              // the path alone
+	}
+	for _, c := range cases {
+		verdict, interp := readProbeArgs([]byte(c.cmdline), m)
+		if verdict != c.verdict || strings.Join(interp, "|") != strings.Join(c.interp, "|") {
+			t.Errorf("%q: %d %q, want %d %q", c.cmdline, verdict, interp, c.verdict, c.interp)
+		}
+	}
+}
+
+// The probe itself, in this process (root may read the files, which
+// changes nothing for the probe): a script is found a script, with its
+// interpreter and the #! line's argument, a binary a binary, and neither
+// leaves a child behind.
+func TestProbeTellsScriptFromBinary(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script")
+	writeExecutable(t, script, "#!/bin/sh -e\necho ran\n")
+	binary := filepath.Join(dir, "binary")
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(truePath)
+	os.WriteFile(binary, data, 0o755)
+	for _, c := range []struct {
+		path    string
+		verdict probeVerdict
+		interp  string
+	}{{script, probeScript, "/bin/sh|-e"}, {binary, probeBinary, ""}} {
+		fd, err := unix.Open(c.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := probeExecuteOnly(fd)
+		unix.Close(fd)
+		if err != nil || r.verdict != c.verdict || strings.Join(r.interpreter, "|") != c.interp || r.setID {
+			t.Fatalf("%s: %+v %v", c.path, r, err)
+		}
+		var ws unix.WaitStatus
+		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); !errors.Is(err, unix.ECHILD) && pid != 0 {
+			t.Fatalf("%s: a child is left: %d %v", c.path, pid, err)
+		}
+	}
+}
+
+// What the probe costs, for a script and a binary (go test -bench
+// ExecuteOnlyProbe): a fork, an exec to its stop, a read of /proc, a kill
+// and a reap.
+func BenchmarkExecuteOnlyProbe(b *testing.B) {
+	dir := b.TempDir()
+	script := filepath.Join(dir, "script")
+	os.WriteFile(script, []byte("#!/bin/sh\necho ran\n"), 0o755)
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true(1)")
+	}
+	for _, path := range []string{script, truePath} {
+		b.Run(filepath.Base(path), func(b *testing.B) {
+			fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer unix.Close(fd)
+			for b.Loop() {
+				if r, err := probeExecuteOnly(fd); err != nil || r.verdict == probeUndecided {
+					b.Fatalf("%+v %v", r, err)
+				}
+			}
+		})
 	}
 }
