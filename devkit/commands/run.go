@@ -444,7 +444,7 @@ func scriptCommand(file string) string {
 func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 	w.unbound.add("the program it reads on standard input", name+" reads its program from standard input, which the request does not carry", "")
 	if c.in.hdoc != nil {
-		body, fixed := fixedWord(c.in.hdoc.Hdoc)
+		body, fixed := hdocText(c.in.hdoc)
 		if !fixed {
 			w.reason(SeverityRunsUnseen, c.line, c.in.taint != "", "%s runs a here-document with expansions as %s code", name, lang)
 			return

@@ -794,6 +794,38 @@ func fixedWord(w *syntax.Word) (string, bool) {
 	return b.String(), true
 }
 
+// hdocText is the text a here-document gives its command (bash(1), Here
+// Documents): with a quoted delimiter ('EOF', "EOF", \EOF) the body as
+// written, every backslash kept; with a plain one, a backslash removed
+// only before $, ` and \ (and a backslash-newline joining two lines).
+// It reports false when the body expands a parameter or a command.
+func hdocText(r *syntax.Redirect) (string, bool) {
+	if r == nil || r.Hdoc == nil {
+		return "", false
+	}
+	quoted := false
+	if r.Word != nil {
+		for _, p := range r.Word.Parts {
+			if l, ok := p.(*syntax.Lit); !ok || strings.Contains(l.Value, `\`) {
+				quoted = true
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		if quoted {
+			b.WriteString(l.Value)
+		} else {
+			b.WriteString(unescape(l.Value, "$`\\\n"))
+		}
+	}
+	return b.String(), true
+}
+
 // literalPrefix is the fixed text a word starts with, before its first
 // expansion (all of it when the word is fixed).
 func literalPrefix(w *syntax.Word) string {
