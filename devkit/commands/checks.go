@@ -70,6 +70,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"pager-less":         checkPager("is an interactive pager: at its prompt a person can run shell commands (! and |) and an editor (v), and $LESSOPEN can name a program it runs on each file"),
 	"pager-more":         checkPager("is an interactive pager: at its prompt a person can run shell commands (!) and an editor (v)"),
 	"pager-man":          checkPager("shows the page through a pager ($MANPAGER, $PAGER, else less), where a person can run shell commands"),
+	"pager-bat":          checkBatPager, // checks_editor.go
 	"sed-bsd-suffix":     checkSedBSDSuffix,
 	"git-tag-editor":     checkGitEditor(gitTagEditor),
 	"git-merge-editor":   checkGitEditor(gitMergeEditor),

@@ -127,6 +127,11 @@ func TestGTFOBinsClasses(t *testing.T) {
 			benign: "mysql -h db.example.org -e 'select 1' app"},
 		{name: "mysql reads a here-document as -e", hostile: "mysql -h db.example.org <<'EOF'\nsystem sh\nEOF", want: "the SQL uses SYSTEM",
 			benign: "mysql -h db.example.org app <<'EOF'\nselect id from users limit 5;\nEOF"},
+		// bat pages its output when it is a terminal, unless told not to.
+		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
+			benign: "bat --paging=never -n src/main.go"},
+		{name: "bat -P and -pp", hostile: "batcat -p --paging=always README.md", want: "through a pager",
+			benign: "batcat -P README.md && bat -pp README.md && bat -l go --paging never main.go"},
 	})
 }
 
