@@ -127,6 +127,8 @@ func TestGTFOBinsClasses(t *testing.T) {
 			benign: "mysql -h db.example.org -e 'select 1' app"},
 		{name: "mysql reads a here-document as -e", hostile: "mysql -h db.example.org <<'EOF'\nsystem sh\nEOF", want: "the SQL uses SYSTEM",
 			benign: "mysql -h db.example.org app <<'EOF'\nselect id from users limit 5;\nEOF"},
+		// A command's help that opens a pager.
+		{name: "aws help", hostile: "aws s3 help", want: "not one the device knows", benign: "aws --version && aws s3 ls --region eu-west-1"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},
