@@ -17,6 +17,7 @@ type checkInput struct {
 	Argv      []string
 	Words     []string
 	SecretEnv map[string]string // delivered secrets: variable -> secret name
+	OutAway   bool              // its standard output is a pipe, a file or a substitution: no terminal
 }
 
 // checkResult is what a check concludes. Empty fields mean nothing found.
@@ -71,6 +72,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"pager-more":         checkPager("is an interactive pager: at its prompt a person can run shell commands (!) and an editor (v)"),
 	"pager-man":          checkPager("shows the page through a pager ($MANPAGER, $PAGER, else less), where a person can run shell commands"),
 	"pager-bat":          checkBatPager, // checks_editor.go
+	"pager-dpkg":         checkOutputPager("shows the list through a pager (less, or $DPKG_PAGER or $PAGER) when the output is a terminal, where a person can run shell commands; --no-pager or a pipe turns it off", "--no-pager"),
 	"sed-bsd-suffix":     checkSedBSDSuffix,
 	"git-tag-editor":     checkGitEditor(gitTagEditor),
 	"git-merge-editor":   checkGitEditor(gitMergeEditor),

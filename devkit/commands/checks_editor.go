@@ -72,6 +72,19 @@ func checkPager(what string) func(checkInput) checkResult {
 	}
 }
 
+// checkOutputPager: a program that pages its output only when that
+// output is a terminal (dpkg -l): marked as a pager (checkPager) unless
+// its output goes to a pipe, a file or a substitution, or an option that
+// turns the pager off is given.
+func checkOutputPager(what string, off ...string) func(checkInput) checkResult {
+	return func(in checkInput) checkResult {
+		if in.OutAway || slices.ContainsFunc(in.Argv, func(a string) bool { return slices.Contains(off, a) }) {
+			return checkResult{}
+		}
+		return checkResult{Runs: true, Mark: what}
+	}
+}
+
 // checkBatPager: bat pages its output through less (or $BAT_PAGER,
 // $PAGER, its configuration's --pager) when the output is a terminal, and
 // a pager runs what a person types (checkPager); --paging=never, its alias

@@ -129,6 +129,11 @@ func TestGTFOBinsClasses(t *testing.T) {
 			benign: "mysql -h db.example.org app <<'EOF'\nselect id from users limit 5;\nEOF"},
 		// A command's help that opens a pager.
 		{name: "aws help", hostile: "aws s3 help", want: "not one the device knows", benign: "aws --version && aws s3 ls --region eu-west-1"},
+		// A program that pages its output only on a terminal: not when
+		// the output is a pipe, a file or a substitution.
+		{name: "dpkg -l written to the terminal", hostile: "dpkg -l > /dev/tty", want: "through a pager"},
+		{name: "dpkg-query -l at a terminal", hostile: "dpkg-query -l 'lib*'", want: "through a pager",
+			benign: "dpkg-query -l 'lib*' > pkgs.txt; n=$(dpkg -l | wc -l); sh -c 'dpkg -l' | head -3; dpkg -l 2>&1 >/dev/null"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},

@@ -399,7 +399,7 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 			w.reason(SeverityRunsUnseen, c.line, false, "%s -c runs code built at run time: each %s in its script is replaced by what the command before it reads (a file name or an input line), which then runs as code", name, c.replaced)
 			return
 		}
-		w.nested(s.Text, c.depth, c.line, "whose script ("+sh+" -c) runs:", s.Lang, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
+		w.nested(s.Text, c.depth, c.line, "whose script ("+sh+" -c) runs:", s.Lang, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped, outAway: c.in.outAway})
 		return
 	}
 	if stdin {
@@ -551,7 +551,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	}
 	var patch intoDir // the patch it applies, when the script wrote, downloaded or piped it
 	for _, ch := range m.checks {
-		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets})
+		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets, OutAway: c.in.outAway})
 		if r.NotUnderstood != "" {
 			w.reason(SeverityRunsUnseen, line, false, "%s: %s", name, r.NotUnderstood)
 		}

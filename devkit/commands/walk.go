@@ -137,6 +137,10 @@ type flow struct {
 	piped string // its input is the output of this command (a pipeline)
 	file  string // its input is this file (a < redirection)
 	hdoc  *syntax.Redirect
+	// outAway: its standard output is not the script's (a pipe, a file,
+	// a substitution), so it is no terminal: a program that pages its
+	// output only on a terminal does not page it.
+	outAway bool
 }
 
 // backgroundJob is a command started with & (its line and text).
@@ -396,8 +400,10 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				w.emit(depth, prefix+"pipeline"+tail+":")
 				d, prefix = depth+1, ""
 			}
-			left := w.stmt(c.X, d, prefix, in)
-			out = w.stmt(c.Y, d, connectors[c.Op], flow{taint: left, piped: w.show(c.X.Cmd)})
+			inX := in
+			inX.outAway = true
+			left := w.stmt(c.X, d, prefix, inX)
+			out = w.stmt(c.Y, d, connectors[c.Op], flow{taint: left, piped: w.show(c.X.Cmd), outAway: in.outAway})
 			break
 		}
 		d := depth
@@ -632,6 +638,9 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 				what = "stdout and stderr"
 			}
 			notes = append(notes, what+verb+target)
+			if v, ok := w.value(r.Word); ok && (fd == "" || fd == "1" || what == "stdout and stderr") && !terminalFiles[v] {
+				in.outAway = true
+			}
 			w.checkWrite("writes", r.Word, line)
 			if v, ok := w.value(r.Word); ok {
 				outs = append(outs, w.resolve(v))
@@ -702,6 +711,10 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 	}
 	return taint, notes, heredocs, outs
 }
+
+// terminalFiles are files a redirection may name that can be the
+// terminal itself.
+var terminalFiles = setOf("/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/proc/self/fd/1", "/proc/self/fd/2")
 
 // heredocLines is a here-document's body as written, line by line.
 func (w *walker) heredocLines(r *syntax.Redirect) []string {
@@ -1056,7 +1069,7 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 			t = w.parts(p.Parts, depth, line)
 		case *syntax.CmdSubst:
 			w.computed(line, "a command substitution")
-			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true})
+			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true, outAway: true})
 		case *syntax.ProcSubst:
 			w.computed(line, "a process substitution")
 			if p.Op == syntax.CmdOut {
@@ -1064,7 +1077,7 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 				break
 			}
 			// <(cmd): the file's content is cmd's output.
-			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{})
+			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{outAway: true})
 		case *syntax.ParamExp:
 			w.computed(line, "the parameter expansion "+w.show(p))
 			t = w.param(p, line)
