@@ -134,6 +134,11 @@ func TestGTFOBinsClasses(t *testing.T) {
 		{name: "dpkg -l written to the terminal", hostile: "dpkg -l > /dev/tty", want: "through a pager"},
 		{name: "dpkg-query -l at a terminal", hostile: "dpkg-query -l 'lib*'", want: "through a pager",
 			benign: "dpkg-query -l 'lib*' > pkgs.txt; n=$(dpkg -l | wc -l); sh -c 'dpkg -l' | head -3; dpkg -l 2>&1 >/dev/null"},
+		// zsh runs a command for a statement of redirections alone.
+		{name: "zsh: an input redirection alone", hostile: "zsh -c '< notes.txt'", want: "$READNULLCMD (more, a pager",
+			benign: "zsh -c ': > build.log; print -r -- done > status.txt'"},
+		{name: "zsh: an output redirection alone", hostile: "zsh -c '> copy.txt'", want: "copies its standard input, secret GH_HOST",
+			benign: "zsh -c '> build.log < /dev/null' && sh -c '< notes.txt'"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},

@@ -393,6 +393,9 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	switch c := s.Cmd.(type) {
 	case nil:
 		w.emit(depth, prefix+"(redirections only)"+tail)
+		if w.lang == syntax.LangZsh {
+			out = w.zshNullCmd(s, line, in)
+		}
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			d := depth
@@ -710,6 +713,35 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 		}
 	}
 	return taint, notes, heredocs, outs
+}
+
+// zshNullCmd: in zsh, a statement of redirections with no command runs
+// one (zshmisc(1), Redirections with no command; unless SH_NULLCMD or
+// CSH_NULLCMD is set): with one input redirection and no other,
+// $READNULLCMD (more, a pager, where a person can run shell commands)
+// shows it; otherwise $NULLCMD (cat) copies its standard input to the
+// redirected output. It returns what secret data that output carries.
+func (w *walker) zshNullCmd(s *syntax.Stmt, line int, in flow) string {
+	inputs, others := 0, 0
+	for _, r := range s.Redirs {
+		switch r.Op {
+		case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			if r.N == nil || r.N.Value == "0" {
+				inputs++
+				continue
+			}
+		}
+		others++
+	}
+	if inputs == 1 && others == 0 {
+		w.mark(SeverityRunsUnseen, line, false, "in zsh, redirections with no command run $READNULLCMD (more, a pager, where a person can run shell commands) on the input: %s", w.show(s))
+		return ""
+	}
+	t := w.stdinTaint(in)
+	if t != "" {
+		w.mark(SeverityExposes, line, true, "in zsh, redirections with no command run $NULLCMD (cat), which copies its standard input, %s, to the output: %s", w.dataLabel(t), w.show(s))
+	}
+	return t
 }
 
 // terminalFiles are files a redirection may name that can be the
