@@ -52,6 +52,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"envsubst-format":    checkEnvsubstFormat,
 	"package-file":       checkPackageFile,
 	"remote-archive":     checkRemoteArchive,
+	"tar-absolute-names": checkTarAbsoluteNames,
 	"chroot-dir":         checkChrootDir,
 	"port-forward":       checkPortForward,
 	"npm-config-key":     checkNpmConfigKey, // inert_config.go
@@ -318,6 +319,37 @@ func checkRemoteArchive(in checkInput) checkResult {
 	}
 	return checkResult{}
 }
+
+// checkTarAbsoluteNames: with -P (--absolute-names) GNU tar keeps a
+// member's leading "/" and its ".." on extraction (tar's manual,
+// "Absolute File Names"), so the archive, and a --transform of its names,
+// can write anywhere, which the device does not see; listing or creating
+// with -P writes nothing outside.
+func checkTarAbsoluteNames(in checkInput) checkResult {
+	for i, a := range in.Argv[1:] {
+		extract := a == "-x" || a == "--extract" || a == "--get"
+		switch {
+		case i == 0 && a != "" && a[0] != '-':
+			extract = strings.ContainsRune(a, 'x') // tar Pxf: every letter an option
+		case len(a) > 2 && a[0] == '-' && a[1] != '-':
+			for _, c := range a[1:] {
+				if c == 'x' {
+					extract = true
+				}
+				if strings.ContainsRune(tarValueLetters, c) {
+					break // the rest of the word is its value
+				}
+			}
+		}
+		if extract {
+			return checkResult{NotUnderstood: "-P (--absolute-names) on extraction writes where the archive's member names point, absolute paths and .. included, which the device does not see"}
+		}
+	}
+	return checkResult{}
+}
+
+// tarValueLetters are GNU tar's one-letter options that take a value.
+const tarValueLetters = "bCfFgHIKLNTVX"
 
 // checkChrootDir: chroot DIR COMMAND runs the COMMAND found inside DIR,
 // that tree's program, not this system's; chroot / is this system.

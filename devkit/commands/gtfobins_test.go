@@ -139,6 +139,10 @@ func TestGTFOBinsClasses(t *testing.T) {
 			benign: "zsh -c ': > build.log; print -r -- done > status.txt'"},
 		{name: "zsh: an output redirection alone", hostile: "zsh -c '> copy.txt'", want: "copies its standard input, secret GH_HOST",
 			benign: "zsh -c '> build.log < /dev/null' && sh -c '< notes.txt'"},
+		// tar -P on extraction writes where the members' names point.
+		{name: "tar -P on extraction", hostile: "tar -xPf vendor.tar", want: "-P (--absolute-names) on extraction",
+			benign: "tar -cPf backup.tar /etc/hosts && tar -tPf backup.tar && tar -xf backup.tar -C restore"},
+		{name: "tar -P on extraction, long options", hostile: "tar --extract --absolute-names --file=vendor.tar", want: "absolute paths and .. included"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},
