@@ -29,6 +29,7 @@ type checkResult struct {
 	Runs          bool   // the mark names code that runs unseen (ordered as such)
 	Network       bool   // the mark names what the command opens on the network (ordered as such)
 	WritesUnnamed bool   // it writes files named inside its input (a patch), which the device does not read
+	Writes        string // a file it writes, which only the check can tell from its words (docker cp CONTAINER:SRC DEST)
 	Output        string // the secret data the command's output carries
 }
 
@@ -60,6 +61,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,
 	"docker-mount":       checkDockerMount, // checks_docker.go
+	"docker-cp":          checkDockerCp,
 	"docker-env":         checkDockerEnv,
 	"docker-env-file":    checkDockerEnvFile,
 	"docker-network":     checkDockerNetwork,

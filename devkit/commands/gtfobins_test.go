@@ -143,6 +143,10 @@ func TestGTFOBinsClasses(t *testing.T) {
 		{name: "tar -P on extraction", hostile: "tar -xPf vendor.tar", want: "-P (--absolute-names) on extraction",
 			benign: "tar -cPf backup.tar /etc/hosts && tar -tPf backup.tar && tar -xf backup.tar -C restore"},
 		{name: "tar -P on extraction, long options", hostile: "tar --extract --absolute-names --file=vendor.tar", want: "absolute paths and .. included"},
+		// docker cp CONTAINER:SRC DEST writes DEST on this machine.
+		{name: "docker cp out of a container", hostile: "docker cp web:/etc/nginx/nginx.conf ~/.config/nginx.conf", want: "writes outside the working directory: ~/.config/nginx.conf",
+			benign: "docker cp web:/app/dist ./dist && docker cp ./config.yml web:/app/config.yml && podman cp web:/app/report.txt report.txt"},
+		{name: "docker cp, then the file run", hostile: "docker cp builder:/src/Makefile ./Makefile && make", want: "write, then run"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},

@@ -576,6 +576,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if r.WritesUnnamed {
 			patch = w.patchSource(c, m, line, "applied a patch")
 		}
+		if r.Writes != "" {
+			w.checkWritePath("writes", r.Writes, true, w.display(r.Writes), line)
+		}
 	}
 	if m.problem != "" {
 		w.reason(SeverityRunsUnseen, line, false, "%s", m.problem)
