@@ -147,6 +147,9 @@ func TestGTFOBinsClasses(t *testing.T) {
 		{name: "docker cp out of a container", hostile: "docker cp web:/etc/nginx/nginx.conf ~/.config/nginx.conf", want: "writes outside the working directory: ~/.config/nginx.conf",
 			benign: "docker cp web:/app/dist ./dist && docker cp ./config.yml web:/app/config.yml && podman cp web:/app/report.txt report.txt"},
 		{name: "docker cp, then the file run", hostile: "docker cp builder:/src/Makefile ./Makefile && make", want: "write, then run"},
+		// A file operand a program runs as code is named as such.
+		{name: "gem build evaluates its gemspec", hostile: "gem build ../vendor/evil.gemspec", want: "a file outside the working directory",
+			benign: "gem build app.gemspec"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},
