@@ -4,6 +4,7 @@
 package commands
 
 import (
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,6 +31,7 @@ type checkResult struct {
 	Network       bool   // the mark names what the command opens on the network (ordered as such)
 	WritesUnnamed bool   // it writes files named inside its input (a patch), which the device does not read
 	Writes        string // a file it writes, which only the check can tell from its words (docker cp CONTAINER:SRC DEST)
+	RunsFile      string // a file it runs as code, which only the check can tell from its words (bun run FILE, not a script's name)
 	Output        string // the secret data the command's output carries
 }
 
@@ -62,6 +64,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"docker-volume":      checkDockerVolume,
 	"docker-mount":       checkDockerMount, // checks_docker.go
 	"docker-cp":          checkDockerCp,
+	"bun-entry":          checkBunEntry,
 	"docker-env":         checkDockerEnv,
 	"docker-env-file":    checkDockerEnvFile,
 	"docker-network":     checkDockerNetwork,
@@ -352,6 +355,24 @@ func checkTarAbsoluteNames(in checkInput) checkResult {
 
 // tarValueLetters are GNU tar's one-letter options that take a value.
 const tarValueLetters = "bCfFgHIKLNTVX"
+
+// checkBunEntry: bun [run] takes a package.json script's name or a file
+// it runs (bun run's manual: a path, or a name with a JavaScript or
+// TypeScript extension, is a file); the file is named as code that runs.
+func checkBunEntry(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	f := in.Words[0]
+	switch path.Ext(f) {
+	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+		return checkResult{RunsFile: f}
+	}
+	if strings.Contains(f, "/") {
+		return checkResult{RunsFile: f}
+	}
+	return checkResult{}
+}
 
 // checkChrootDir: chroot DIR COMMAND runs the COMMAND found inside DIR,
 // that tree's program, not this system's; chroot / is this system.

@@ -27,13 +27,21 @@ import (
 type gtfoCase struct {
 	prog, fn, script string
 	shell            string
+	// runs: the example runs this file of the project, so a "whose code
+	// runs" line naming it is an honest explanation (node server.js).
+	runs string
 }
 
 // gtfoHonest says whether the analysis of an example of function fn is
 // honest: not understood, or a mark of what the function does.
-func gtfoHonest(a *Analysis, fn string) bool {
+func gtfoHonest(a *Analysis, fn, runs string) bool {
 	if !a.Understood || hasRunsMark(a) {
 		return true
+	}
+	for _, r := range a.Runs {
+		if runs != "" && strings.Contains(r.Text, runs) {
+			return true
+		}
 	}
 	at := func(min Severity, words ...string) bool {
 		for _, m := range a.Marks {
@@ -88,7 +96,7 @@ func TestGTFOBinsSweep(t *testing.T) {
 			sh = "sh"
 		}
 		a := testAnalyze([]string{sh, "-c", c.script})
-		if !gtfoHonest(a, c.fn) {
+		if !gtfoHonest(a, c.fn, c.runs) {
 			miss++
 			t.Errorf("%s %s: %s -c %q is understood with no mark of what it does:\n%s", c.prog, c.fn, sh, c.script, dump(a))
 		}
@@ -150,6 +158,8 @@ func TestGTFOBinsClasses(t *testing.T) {
 		// A file operand a program runs as code is named as such.
 		{name: "gem build evaluates its gemspec", hostile: "gem build ../vendor/evil.gemspec", want: "a file outside the working directory",
 			benign: "gem build app.gemspec"},
+		{name: "bun runs a file it names", hostile: "bun ../other/tool.ts", want: "a file outside the working directory",
+			benign: "bun run test && bun run lint && bun test"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},
@@ -195,7 +205,8 @@ var gtfoCases = []gtfoCase{
 	{prog: "batcat", fn: "inherit:less", script: `batcat --paging always /etc/hosts`},
 	{prog: "bc", fn: "file-read", script: `bc -s ~/.netrc`},
 
-	{prog: "bun", fn: "inherit:node", script: `bun run --watch server.ts`},
+	{prog: "bun", fn: "inherit:node", script: `bun run --watch server.ts`, runs: "server.ts"},
+	{prog: "bun", fn: "inherit:node", script: `bun run --watch /tmp/srv.ts`},
 
 	{prog: "bundle", fn: "inherit:less", script: `bundle help`},
 	{prog: "bundle", fn: "inherit:irb", script: `touch Gemfile && bundle console`},

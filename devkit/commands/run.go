@@ -549,7 +549,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(m.checks) > 0 {
 		argv = fixedVals(c.ws[i:end])
 	}
-	var patch intoDir // the patch it applies, when the script wrote, downloaded or piped it
+	var patch intoDir      // the patch it applies, when the script wrote, downloaded or piped it
+	var checkCode []string // files its checks found it runs as code
 	for _, ch := range m.checks {
 		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets, OutAway: c.in.outAway})
 		if r.NotUnderstood != "" {
@@ -579,6 +580,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if r.Writes != "" {
 			w.checkWritePath("writes", r.Writes, true, w.display(r.Writes), line)
 		}
+		if r.RunsFile != "" {
+			checkCode = append(checkCode, r.RunsFile)
+		}
 	}
 	if m.problem != "" {
 		w.reason(SeverityRunsUnseen, line, false, "%s", m.problem)
@@ -596,6 +600,12 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	}
 	codeFiles := slices.Clone(m.eff.readsCode)
 	var codeArgs []string // the files its words name as code
+	codeFiles = append(codeFiles, checkCode...)
+	codeArgs = append(codeArgs, checkCode...)
+	for _, f := range checkCode {
+		w.unbound.add(f, "the file "+name+" runs as code: the request carries its name, not its contents",
+			"run "+scriptCommand(f)+" itself (executable, with a #! line): the request then carries its hash")
+	}
 	optCodeFile := false
 	var hosts []string
 	var connSecrets []connWord
