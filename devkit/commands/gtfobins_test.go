@@ -160,6 +160,10 @@ func TestGTFOBinsClasses(t *testing.T) {
 			benign: "gem build app.gemspec"},
 		{name: "bun runs a file it names", hostile: "bun ../other/tool.ts", want: "a file outside the working directory",
 			benign: "bun run test && bun run lint && bun test"},
+		// A credential named inside code is named alone in its mark.
+		{name: "a credential named in code", hostile: `python3 -c 'print(open("/home/dev/.netrc").read())'`, want: "reads the credential file /home/dev/.netrc",
+			benign: "awk '{print $1}' notes.txt"},
+		{name: "a credential named in a shell's code", hostile: `bash -c 'echo "$(<~/.aws/credentials)"'`, want: "reads the credential file ~/.aws/credentials"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},

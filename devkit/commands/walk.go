@@ -1310,14 +1310,31 @@ func (w *walker) withParamBefore(parts []syntax.WordPart, i int, lit string) str
 	return lit
 }
 
+// credentialIn is the credential file a text names: the text itself, or
+// within longer text (code given to a program: awk '//' ~/.netrc is a
+// file, python3 -c 'open("/home/u/.netrc")' code) the first word of it,
+// between quotes, spaces and the shell's and languages' punctuation, that
+// names one.
+func credentialIn(s string) string {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool {
+		return strings.ContainsRune(" \t\n\"'`()[]{}<>;|&,=", r)
+	}) {
+		if credentialFile(f) {
+			return f
+		}
+	}
+	return s
+}
+
 // text checks literal text: secret variables named in it, the whole
 // environment read through /proc, and credential files. It returns the
 // secret data a command reading it would get.
 func (w *walker) text(s string, line int) string {
 	taint := ""
 	if credentialFile(s) && !w.writingTo {
-		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(s))
-		taint = "the credential file " + s
+		f := credentialIn(s)
+		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(f))
+		taint = "the credential file " + f
 	}
 	if procEnviron(s) {
 		p := s[strings.Index(s, "/proc/"):]
