@@ -66,13 +66,13 @@ type effects struct {
 	workdir                                                  bool     // the option's dir value is where the program works (git -C, make -C)
 	sendsFile                                                bool     // the option's file value is sent to the destination (wget --post-file, curl -T)
 	reformats                                                bool     // rewrites its file operands in place without changing what they do (gofmt -w)
+	noStdinCode                                              bool     // no-stdin-code: this option gives the program its commands (psql -c)
 	readsEnv                                                 []string // variables that change what the program runs
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
 	writesFiles                                              []string // writes=F: files this form writes by name
 	stdinCode                                                string   // stdin-code=LANG: reads its program from stdin
-	noStdinCode                                              bool     // no-stdin-code: this option gives the program its commands (psql -c)
 }
 
 // merge adds o's effects to e's.

@@ -132,15 +132,15 @@ type procSubst struct {
 
 // flow is what a statement's input carries.
 type flow struct {
-	stdin bool   // it reads the script's own standard input
-	taint string // its input carries secret data: from what
-	piped string // its input is the output of this command (a pipeline)
-	file  string // its input is this file (a < redirection)
-	hdoc  *syntax.Redirect
+	stdin bool // it reads the script's own standard input
 	// outAway: its standard output is not the script's (a pipe, a file,
 	// a substitution), so it is no terminal: a program that pages its
 	// output only on a terminal does not page it.
 	outAway bool
+	taint   string // its input carries secret data: from what
+	piped   string // its input is the output of this command (a pipeline)
+	file    string // its input is this file (a < redirection)
+	hdoc    *syntax.Redirect
 }
 
 // backgroundJob is a command started with & (its line and text).
@@ -641,12 +641,12 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 				what = "stdout and stderr"
 			}
 			notes = append(notes, what+verb+target)
-			if v, ok := w.value(r.Word); ok && (fd == "" || fd == "1" || what == "stdout and stderr") && !terminalFiles[v] {
-				in.outAway = true
-			}
 			w.checkWrite("writes", r.Word, line)
 			if v, ok := w.value(r.Word); ok {
 				outs = append(outs, w.resolve(v))
+				if (fd == "" || fd == "1" || what == "stdout and stderr") && !terminalFiles[v] {
+					in.outAway = true
+				}
 			}
 			w.netPath(r.Word, line)
 		case syntax.RdrIn:
