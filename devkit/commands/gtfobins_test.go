@@ -36,7 +36,7 @@ type gtfoCase struct {
 // gtfoHonest says whether the analysis of an example of function fn is
 // honest: not understood, or a mark of what the function does.
 func gtfoHonest(a *Analysis, fn, runs string) bool {
-	if !a.Understood || hasRunsMark(a) {
+	if !a.Understood || hasRunsMark(a) && fn != "library-load" {
 		return true
 	}
 	for _, r := range a.Runs {
@@ -70,7 +70,7 @@ func gtfoHonest(a *Analysis, fn, runs string) bool {
 	case "file-write":
 		return at(SeverityWrites, "outside the working directory", "write")
 	case "library-load":
-		return at(SeverityRunsUnseen, "librar", "plugin", "load")
+		return at(SeverityRunsUnseen, "loads a librar", "loads the librar")
 	}
 	return false // shell, command, the reverse and bind shells and the hand-overs: a runs mark
 }
@@ -149,6 +149,11 @@ func TestGTFOBinsClasses(t *testing.T) {
 		{name: "a credential named in code", hostile: `python3 -c 'print(open("/home/dev/.netrc").read())'`, want: "reads the credential file /home/dev/.netrc",
 			benign: "awk '{print $1}' notes.txt"},
 		{name: "a credential named in a shell's code", hostile: `bash -c 'echo "$(<~/.aws/credentials)"'`, want: "reads the credential file ~/.aws/credentials"},
+		// Code the device does not read that loads a library says so.
+		{name: "node code loading an addon", hostile: `node -e 'process.dlopen(module, "./addon.node")'`, want: "loads a library or native module",
+			benign: `ruby -e 'puts [1, 2].sum'`, markedOK: "runs ruby code given on its command line"},
+		{name: "php code loading an extension", hostile: `php -r 'dl("ext.so");'`, want: "loads a library or native module (dl)",
+			benign: `php -r 'echo PHP_VERSION;'`, markedOK: "runs php code given on its command line"},
 		// bat pages its output when it is a terminal, unless told not to.
 		{name: "bat pages by default", hostile: "bat src/main.go", want: "bat src/main.go: shows its output through a pager",
 			benign: "bat --paging=never -n src/main.go"},

@@ -467,6 +467,7 @@ func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 			return
 		}
 		w.mark(SeverityRunsUnseen, c.line, false, "%s runs %s code from a here-document (shown above), which the device does not follow", name, lang)
+		w.codeLoads(name, lang, body, c.line)
 		return
 	}
 	switch {
@@ -1052,7 +1053,36 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 	}
 	secret := strings.Contains(text, "environ") || strings.Contains(text, "ENV") || strings.Contains(text, "getenv")
 	w.mark(SeverityRunsUnseen, line, secret, "%s runs %s code given on its command line, which the device does not follow: %s", name, langName(lang), w.display(text))
+	w.codeLoads(name, lang, text, line)
 	return ""
+}
+
+// libraryCalls are how code of a language the device does not read loads
+// a shared library or a native module by name (each language's manual:
+// Ruby's Fiddle and FFI, Tcl's load, Node's process.dlopen and .node
+// addons, PHP's dl and FFI, Lua's package.loadlib, R's dyn.load, Perl's
+// DynaLoader).
+var libraryCalls = map[string][]string{
+	"ruby": {"Fiddle", "dlopen", "ffi_lib", ".so\"", ".so'"},
+	"tcl":  {"load "},
+	"node": {"process.dlopen", ".node\"", ".node'"},
+	"js":   {"process.dlopen", "dlopen(", ".node\"", ".node'"},
+	"php":  {"dl(", "FFI::"},
+	"lua":  {"package.loadlib"},
+	"r":    {"dyn.load"},
+	"perl": {"DynaLoader", "dl_load_file"},
+}
+
+// codeLoads marks code the device does not read that names a way to load
+// a library: the code's mark says it runs unseen; this one names the
+// library-loading call, so a person reads it as such.
+func (w *walker) codeLoads(name, lang, text string, line int) {
+	for _, call := range libraryCalls[lang] {
+		if strings.Contains(text, call) {
+			w.mark(SeverityRunsUnseen, line, false, "%s's %s code loads a library or native module (%s)", name, langName(lang), strings.Trim(call, "\"'( "))
+			return
+		}
+	}
 }
 
 // scanned applies what a scan of a language the device reads found (a
