@@ -4,6 +4,7 @@
 package commands
 
 import (
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ type checkInput struct {
 	Argv      []string
 	Words     []string
 	SecretEnv map[string]string // delivered secrets: variable -> secret name
+	OutAway   bool              // its standard output is a pipe, a file or a substitution: no terminal
 }
 
 // checkResult is what a check concludes. Empty fields mean nothing found.
@@ -28,6 +30,8 @@ type checkResult struct {
 	Runs          bool   // the mark names code that runs unseen (ordered as such)
 	Network       bool   // the mark names what the command opens on the network (ordered as such)
 	WritesUnnamed bool   // it writes files named inside its input (a patch), which the device does not read
+	Writes        string // a file it writes, which only the check can tell from its words (docker cp CONTAINER:SRC DEST)
+	RunsFile      string // a file it runs as code, which only the check can tell from its words (bun run FILE, not a script's name)
 	Output        string // the secret data the command's output carries
 }
 
@@ -52,6 +56,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"envsubst-format":    checkEnvsubstFormat,
 	"package-file":       checkPackageFile,
 	"remote-archive":     checkRemoteArchive,
+	"tar-absolute-names": checkTarAbsoluteNames,
 	"chroot-dir":         checkChrootDir,
 	"port-forward":       checkPortForward,
 	"npm-config-key":     checkNpmConfigKey, // inert_config.go
@@ -59,6 +64,8 @@ var checks = map[string]func(checkInput) checkResult{
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,
 	"docker-mount":       checkDockerMount, // checks_docker.go
+	"docker-cp":          checkDockerCp,
+	"bun-entry":          checkBunEntry,
 	"docker-env":         checkDockerEnv,
 	"docker-env-file":    checkDockerEnvFile,
 	"docker-network":     checkDockerNetwork,
@@ -71,6 +78,8 @@ var checks = map[string]func(checkInput) checkResult{
 	"pager-less":         checkPager("is an interactive pager: at its prompt a person can run shell commands (! and |) and an editor (v), and $LESSOPEN can name a program it runs on each file"),
 	"pager-more":         checkPager("is an interactive pager: at its prompt a person can run shell commands (!) and an editor (v)"),
 	"pager-man":          checkPager("shows the page through a pager ($MANPAGER, $PAGER, else less), where a person can run shell commands"),
+	"pager-bat":          checkBatPager, // checks_editor.go
+	"pager-dpkg":         checkOutputPager("shows the list through a pager (less, or $DPKG_PAGER or $PAGER) when the output is a terminal, where a person can run shell commands; --no-pager or a pipe turns it off", "--no-pager"),
 	"sed-bsd-suffix":     checkSedBSDSuffix,
 	"git-tag-editor":     checkGitEditor(gitTagEditor),
 	"git-merge-editor":   checkGitEditor(gitMergeEditor),
@@ -313,6 +322,55 @@ func checkRemoteArchive(in checkInput) checkResult {
 		if found && host != "" && !strings.Contains(host, "/") {
 			return checkResult{Network: true, Mark: "the archive " + Literal(w) + " is on another host, " + Literal(host) + ": " + in.Program + " reaches it through a remote shell (rsh, or the program --rsh-command names), which the device does not see"}
 		}
+	}
+	return checkResult{}
+}
+
+// checkTarAbsoluteNames: with -P (--absolute-names) GNU tar keeps a
+// member's leading "/" and its ".." on extraction (tar's manual,
+// "Absolute File Names"), so the archive, and a --transform of its names,
+// can write anywhere, which the device does not see; listing or creating
+// with -P writes nothing outside.
+func checkTarAbsoluteNames(in checkInput) checkResult {
+	for i, a := range in.Argv[1:] {
+		extract := a == "-x" || a == "--extract" || a == "--get"
+		switch {
+		case i == 0 && a != "" && a[0] != '-':
+			extract = strings.ContainsRune(a, 'x') // tar Pxf: every letter an option
+		case len(a) > 2 && a[0] == '-' && a[1] != '-':
+			for _, c := range a[1:] {
+				if c == 'x' {
+					extract = true
+				}
+				if strings.ContainsRune(tarValueLetters, c) {
+					break // the rest of the word is its value
+				}
+			}
+		}
+		if extract {
+			return checkResult{NotUnderstood: "-P (--absolute-names) on extraction writes where the archive's member names point, absolute paths and .. included, which the device does not see"}
+		}
+	}
+	return checkResult{}
+}
+
+// tarValueLetters are GNU tar's one-letter options that take a value.
+const tarValueLetters = "bCfFgHIKLNTVX"
+
+// checkBunEntry: bun [run] takes a package.json script's name or a file
+// it runs (bun run's manual: a path, or a name with a JavaScript or
+// TypeScript extension, is a file); the file is named as code that runs.
+func checkBunEntry(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	f := in.Words[0]
+	switch path.Ext(f) {
+	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+		return checkResult{RunsFile: f}
+	}
+	if strings.Contains(f, "/") {
+		return checkResult{RunsFile: f}
 	}
 	return checkResult{}
 }

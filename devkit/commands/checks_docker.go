@@ -86,3 +86,22 @@ func checkDockerNetwork(in checkInput) checkResult {
 	}
 	return checkResult{}
 }
+
+// checkDockerCp: docker cp copies between a container and this machine
+// (docker container cp): CONTAINER:SRC DEST writes DEST here (unless it
+// is "-", a tar stream on standard output), SRC CONTAINER:DEST writes in
+// the container. A local path with a colon is written ./name:x, so a
+// word NAME:PATH whose NAME has no "/" names a container.
+func checkDockerCp(in checkInput) checkResult {
+	if len(in.Words) != 2 {
+		return checkResult{}
+	}
+	container := func(w string) bool {
+		name, _, found := strings.Cut(w, ":")
+		return found && name != "" && !strings.Contains(name, "/") && name != "." && name != ".." && name != "~"
+	}
+	if src, dst := in.Words[0], in.Words[1]; container(src) && !container(dst) && dst != "-" {
+		return checkResult{Writes: dst}
+	}
+	return checkResult{}
+}

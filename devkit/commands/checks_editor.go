@@ -72,6 +72,67 @@ func checkPager(what string) func(checkInput) checkResult {
 	}
 }
 
+// checkOutputPager: a program that pages its output only when that
+// output is a terminal (dpkg -l): marked as a pager (checkPager) unless
+// its output goes to a pipe, a file or a substitution, or an option that
+// turns the pager off is given.
+func checkOutputPager(what string, off ...string) func(checkInput) checkResult {
+	return func(in checkInput) checkResult {
+		if in.OutAway || slices.ContainsFunc(in.Argv, func(a string) bool { return slices.Contains(off, a) }) {
+			return checkResult{}
+		}
+		return checkResult{Runs: true, Mark: what}
+	}
+}
+
+// checkBatPager: bat pages its output through less (or $BAT_PAGER,
+// $PAGER, its configuration's --pager) when the output is a terminal, and
+// a pager runs what a person types (checkPager); --paging=never, its alias
+// -P, or -p given twice (-pp) turn the pager off, and the last of these
+// and --paging=auto/always wins (bat --help).
+func checkBatPager(in checkInput) checkResult {
+	paging, plain := true, 0
+	for i := 1; i < len(in.Argv); i++ {
+		a := in.Argv[i]
+		switch {
+		case a == "--":
+			i = len(in.Argv)
+		case a == "--paging" && i+1 < len(in.Argv):
+			paging = in.Argv[i+1] != "never"
+			i++
+		case strings.HasPrefix(a, "--paging="):
+			paging = a != "--paging=never"
+		case a == "--plain":
+			plain++
+		case strings.HasPrefix(a, "--"):
+			if batValueOptions[a] {
+				i++
+			}
+		case len(a) > 1 && a[0] == '-':
+			for _, c := range a[1:] {
+				if c == 'P' {
+					paging = false
+				}
+				if c == 'p' {
+					plain++
+				}
+				if strings.ContainsRune("lHmr", c) {
+					break // the rest of the word is its value
+				}
+			}
+		}
+	}
+	if !paging || plain >= 2 || len(in.Argv) == 2 && (in.Argv[1] == "-V" || in.Argv[1] == "--version") {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: "shows its output through a pager (less, or $BAT_PAGER or $PAGER) when the output is a terminal, where a person can run shell commands; --paging=never (-P) turns it off"}
+}
+
+// batValueOptions are bat's long options whose value may be the next word.
+var batValueOptions = map[string]bool{"--language": true, "--highlight-line": true, "--file-name": true, "--diff-context": true, "--tabs": true,
+	"--wrap": true, "--terminal-width": true, "--color": true, "--italic-text": true, "--decorations": true, "--map-syntax": true,
+	"--ignored-suffix": true, "--theme": true, "--style": true, "--line-range": true}
+
 // gitEditorRule is when a Git subcommand other than commit opens the
 // message editor (from its manual): by default, or when an option asks;
 // never with one of the quiet options. valueLetters are its one-letter

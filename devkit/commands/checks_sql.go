@@ -90,6 +90,19 @@ func checkSQL(in checkInput) checkResult {
 	return checkResult{}
 }
 
+// scanSQLClient reads what a database client takes on standard input
+// (psql or mysql given no -c/-e/-f: a here-document), as checkSQL reads
+// -c: SQL and the client's own commands, of which a shell escape (\!,
+// system) or one the device does not know runs what it cannot see.
+func scanSQLClient(program string) func(string) (langFinding, bool) {
+	return func(text string) (langFinding, bool) {
+		if r := classifySQL(program, text); r.NotUnderstood != "" {
+			return langFinding{runs: r.NotUnderstood}, true
+		}
+		return langFinding{}, true
+	}
+}
+
 // checkSQLiteOperands classifies sqlite3's operands: the database file,
 // then SQL or dot-commands, each run in turn.
 func checkSQLiteOperands(in checkInput) checkResult {

@@ -103,7 +103,9 @@
 // works there, so its reads-code files by relative name are under it: git
 // -C, make -C), writes=F,... (the files this form writes by name), stdin-code=LANG
 // (with no operand, or "-", the program reads its program from standard
-// input), no-argv (this option makes the operands names, not a command:
+// input; on an operands line, whatever the operands), no-stdin-code (this
+// option gives the program its commands, so it reads none from standard
+// input: psql -c, mysql -e), no-argv (this option makes the operands names, not a command:
 // command -v), as-argv (this option makes shell-code operands a command:
 // watch -x).
 //

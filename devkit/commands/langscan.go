@@ -25,6 +25,8 @@ var langScanners = map[string]func(string) (langFinding, bool){
 	"jq":     scanJq,
 	"python": scanPython, // langscan_python.go
 	"perl":   scanPerl,
+	"psql":   scanSQLClient("psql"), // checks_sql.go
+	"mysql":  scanSQLClient("mysql"),
 }
 
 // scanAwk reads an awk program (https://www.gnu.org/software/gawk/manual/gawk.html):

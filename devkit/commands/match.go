@@ -855,7 +855,7 @@ func (m *match) finish(words []word) {
 		}
 	}
 	switch {
-	case m.codeOperand || m.whole != nil:
+	case m.codeOperand || m.whole != nil || m.eff.noStdinCode:
 	case m.stdinForm != "":
 		m.stdinCode, m.stdinLang = true, m.stdinForm
 	case m.stdinOpt != "" && len(m.argvs) == 0:

@@ -468,7 +468,7 @@ func (w *walker) shell(c *simpleCmd, name string, i, end int) {
 			w.reason(SeverityRunsUnseen, c.line, false, "%s -c runs code built at run time: each %s in its script is replaced by what the command before it reads (a file name or an input line), which then runs as code", name, c.replaced)
 			return
 		}
-		w.nested(s.Text, c.depth, c.line, "whose script ("+sh+" -c) runs:", s.Lang, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped})
+		w.nested(s.Text, c.depth, c.line, "whose script ("+sh+" -c) runs:", s.Lang, flow{stdin: c.in.stdin, taint: c.in.taint, piped: c.in.piped, outAway: c.in.outAway})
 		return
 	}
 	if stdin {
@@ -513,7 +513,7 @@ func scriptCommand(file string) string {
 func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 	w.unbound.add("the program it reads on standard input", name+" reads its program from standard input, which the request does not carry", "")
 	if c.in.hdoc != nil {
-		body, fixed := fixedWord(c.in.hdoc.Hdoc)
+		body, fixed := hdocText(c.in.hdoc)
 		if !fixed {
 			w.reason(SeverityRunsUnseen, c.line, c.in.taint != "", "%s runs a here-document with expansions as %s code", name, lang)
 			return
@@ -536,6 +536,7 @@ func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 			return
 		}
 		w.mark(SeverityRunsUnseen, c.line, false, "%s runs %s code from a here-document (shown above), which the device does not follow", name, lang)
+		w.codeLoads(name, lang, body, c.line)
 		return
 	}
 	switch {
@@ -618,9 +619,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(m.checks) > 0 {
 		argv = fixedVals(c.ws[i:end])
 	}
-	var patch intoDir // the patch it applies, when the script wrote, downloaded or piped it
+	var patch intoDir      // the patch it applies, when the script wrote, downloaded or piped it
+	var checkCode []string // files its checks found it runs as code
 	for _, ch := range m.checks {
-		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets})
+		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets, OutAway: c.in.outAway})
 		if r.NotUnderstood != "" {
 			w.reason(SeverityRunsUnseen, line, false, "%s: %s", name, r.NotUnderstood)
 		}
@@ -645,6 +647,12 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if r.WritesUnnamed {
 			patch = w.patchSource(c, m, line, "applied a patch")
 		}
+		if r.Writes != "" {
+			w.checkWritePath("writes", r.Writes, true, w.display(r.Writes), line)
+		}
+		if r.RunsFile != "" {
+			checkCode = append(checkCode, r.RunsFile)
+		}
 	}
 	if m.problem != "" {
 		w.reason(SeverityRunsUnseen, line, false, "%s", m.problem)
@@ -662,6 +670,12 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	}
 	codeFiles := slices.Clone(m.eff.readsCode)
 	var codeArgs []string // the files its words name as code
+	codeFiles = append(codeFiles, checkCode...)
+	codeArgs = append(codeArgs, checkCode...)
+	for _, f := range checkCode {
+		w.unbound.add(f, "the file "+name+" runs as code: the request carries its name, not its contents",
+			"run "+scriptCommand(f)+" itself (executable, with a #! line): the request then carries its hash")
+	}
 	optCodeFile := false
 	var hosts []string
 	var connSecrets []connWord
@@ -1108,7 +1122,36 @@ func (w *walker) code(c *simpleCmd, name string, v valueUse, m *match, wi int) s
 	}
 	secret := strings.Contains(text, "environ") || strings.Contains(text, "ENV") || strings.Contains(text, "getenv")
 	w.mark(SeverityRunsUnseen, line, secret, "%s runs %s code given on its command line, which the device does not follow: %s", name, langName(lang), w.display(text))
+	w.codeLoads(name, lang, text, line)
 	return ""
+}
+
+// libraryCalls are how code of a language the device does not read loads
+// a shared library or a native module by name (each language's manual:
+// Ruby's Fiddle and FFI, Tcl's load, Node's process.dlopen and .node
+// addons, PHP's dl and FFI, Lua's package.loadlib, R's dyn.load, Perl's
+// DynaLoader).
+var libraryCalls = map[string][]string{
+	"ruby": {"Fiddle", "dlopen", "ffi_lib", ".so\"", ".so'"},
+	"tcl":  {"load "},
+	"node": {"process.dlopen", ".node\"", ".node'"},
+	"js":   {"process.dlopen", "dlopen(", ".node\"", ".node'"},
+	"php":  {"dl(", "FFI::"},
+	"lua":  {"package.loadlib"},
+	"r":    {"dyn.load"},
+	"perl": {"DynaLoader", "dl_load_file"},
+}
+
+// codeLoads marks code the device does not read that names a way to load
+// a library: the code's mark says it runs unseen; this one names the
+// library-loading call, so a person reads it as such.
+func (w *walker) codeLoads(name, lang, text string, line int) {
+	for _, call := range libraryCalls[lang] {
+		if strings.Contains(text, call) {
+			w.mark(SeverityRunsUnseen, line, false, "%s's %s code loads a library or native module (%s)", name, langName(lang), strings.Trim(call, "\"'( "))
+			return
+		}
+	}
 }
 
 // scanned applies what a scan of a language the device reads found (a

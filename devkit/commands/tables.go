@@ -66,6 +66,7 @@ type effects struct {
 	workdir                                                  bool     // the option's dir value is where the program works (git -C, make -C)
 	sendsFile                                                bool     // the option's file value is sent to the destination (wget --post-file, curl -T)
 	reformats                                                bool     // rewrites its file operands in place without changing what they do (gofmt -w)
+	noStdinCode                                              bool     // no-stdin-code: this option gives the program its commands (psql -c)
 	readsEnv                                                 []string // variables that change what the program runs
 	readsCode                                                []string // files that can run code
 	forSecret                                                []string // variables whose secret the program's API is for
@@ -101,6 +102,7 @@ func (e *effects) merge(o effects) {
 	if e.stdinCode == "" {
 		e.stdinCode = o.stdinCode
 	}
+	e.noStdinCode = e.noStdinCode || o.noStdinCode
 }
 
 func appendNew(list []string, add ...string) []string {
@@ -428,6 +430,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.asArgv = true
 		case a == "metadata":
 			e.meta = true
+		case a == "no-stdin-code":
+			e.noStdinCode = true
 		case a == "whole" && wholeAllowed:
 		case hasVal && key == "reads-code":
 			files := strings.Split(val, ",")
@@ -643,7 +647,7 @@ func (p *tableParser) form(n *node, args []string) {
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "extracts", "workdir", "sends-file", "reformats", "deletes", "net", "sends-stdin",
-		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "whole":
+		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "no-stdin-code", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")

@@ -139,11 +139,15 @@ type procSubst struct {
 
 // flow is what a statement's input carries.
 type flow struct {
-	stdin bool   // it reads the script's own standard input
-	taint string // its input carries secret data: from what
-	piped string // its input is the output of this command (a pipeline)
-	file  string // its input is this file (a < redirection)
-	hdoc  *syntax.Redirect
+	stdin bool // it reads the script's own standard input
+	// outAway: its standard output is not the script's (a pipe, a file,
+	// a substitution), so it is no terminal: a program that pages its
+	// output only on a terminal does not page it.
+	outAway bool
+	taint   string // its input carries secret data: from what
+	piped   string // its input is the output of this command (a pipeline)
+	file    string // its input is this file (a < redirection)
+	hdoc    *syntax.Redirect
 }
 
 // backgroundJob is a command started with & (its line and text).
@@ -396,6 +400,9 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	switch c := s.Cmd.(type) {
 	case nil:
 		w.emit(depth, prefix+"(redirections only)"+tail)
+		if w.lang == syntax.LangZsh {
+			out = w.zshNullCmd(s, line, in)
+		}
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			d := depth
@@ -403,8 +410,10 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				w.emit(depth, prefix+"pipeline"+tail+":")
 				d, prefix = depth+1, ""
 			}
-			left := w.stmt(c.X, d, prefix, in)
-			out = w.stmt(c.Y, d, connectors[c.Op], flow{taint: left, piped: w.show(c.X.Cmd)})
+			inX := in
+			inX.outAway = true
+			left := w.stmt(c.X, d, prefix, inX)
+			out = w.stmt(c.Y, d, connectors[c.Op], flow{taint: left, piped: w.show(c.X.Cmd), outAway: in.outAway})
 			break
 		}
 		d := depth
@@ -658,6 +667,9 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			w.checkWrite("writes", r.Word, line)
 			if v, ok := w.value(r.Word); ok {
 				outs = append(outs, w.resolve(v))
+				if (fd == "" || fd == "1" || what == "stdout and stderr") && !terminalFiles[v] {
+					in.outAway = true
+				}
 			}
 			w.netPath(r.Word, line)
 		case syntax.RdrIn:
@@ -725,6 +737,39 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 	}
 	return taint, notes, heredocs, outs
 }
+
+// zshNullCmd: in zsh, a statement of redirections with no command runs
+// one (zshmisc(1), Redirections with no command; unless SH_NULLCMD or
+// CSH_NULLCMD is set): with one input redirection and no other,
+// $READNULLCMD (more, a pager, where a person can run shell commands)
+// shows it; otherwise $NULLCMD (cat) copies its standard input to the
+// redirected output. It returns what secret data that output carries.
+func (w *walker) zshNullCmd(s *syntax.Stmt, line int, in flow) string {
+	inputs, others := 0, 0
+	for _, r := range s.Redirs {
+		switch r.Op {
+		case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			if r.N == nil || r.N.Value == "0" {
+				inputs++
+				continue
+			}
+		}
+		others++
+	}
+	if inputs == 1 && others == 0 {
+		w.mark(SeverityRunsUnseen, line, false, "in zsh, redirections with no command run $READNULLCMD (more, a pager, where a person can run shell commands) on the input: %s", w.show(s))
+		return ""
+	}
+	t := w.stdinTaint(in)
+	if t != "" {
+		w.mark(SeverityExposes, line, true, "in zsh, redirections with no command run $NULLCMD (cat), which copies its standard input, %s, to the output: %s", w.dataLabel(t), w.show(s))
+	}
+	return t
+}
+
+// terminalFiles are files a redirection may name that can be the
+// terminal itself.
+var terminalFiles = setOf("/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/proc/self/fd/1", "/proc/self/fd/2")
 
 // heredocLines is a here-document's body as written, line by line.
 func (w *walker) heredocLines(r *syntax.Redirect) []string {
@@ -812,6 +857,38 @@ func fixedWord(w *syntax.Word) (string, bool) {
 			}
 		default:
 			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// hdocText is the text a here-document gives its command (bash(1), Here
+// Documents): with a quoted delimiter ('EOF', "EOF", \EOF) the body as
+// written, every backslash kept; with a plain one, a backslash removed
+// only before $, ` and \ (and a backslash-newline joining two lines).
+// It reports false when the body expands a parameter or a command.
+func hdocText(r *syntax.Redirect) (string, bool) {
+	if r == nil || r.Hdoc == nil {
+		return "", false
+	}
+	quoted := false
+	if r.Word != nil {
+		for _, p := range r.Word.Parts {
+			if l, ok := p.(*syntax.Lit); !ok || strings.Contains(l.Value, `\`) {
+				quoted = true
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		if quoted {
+			b.WriteString(l.Value)
+		} else {
+			b.WriteString(unescape(l.Value, "$`\\\n"))
 		}
 	}
 	return b.String(), true
@@ -1047,7 +1124,7 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 			t = w.parts(p.Parts, depth, line)
 		case *syntax.CmdSubst:
 			w.computed(line, "a command substitution")
-			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true})
+			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true, outAway: true})
 		case *syntax.ProcSubst:
 			w.computed(line, "a process substitution")
 			if p.Op == syntax.CmdOut {
@@ -1055,7 +1132,7 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 				break
 			}
 			// <(cmd): the file's content is cmd's output.
-			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{})
+			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{outAway: true})
 		case *syntax.ParamExp:
 			w.computed(line, "the parameter expansion "+w.show(p))
 			t = w.param(p, line)
@@ -1256,14 +1333,31 @@ func (w *walker) withParamBefore(parts []syntax.WordPart, i int, lit string) str
 	return lit
 }
 
+// credentialIn is the credential file a text names: the text itself, or
+// within longer text (code given to a program: awk '//' ~/.netrc is a
+// file, python3 -c 'open("/home/u/.netrc")' code) the first word of it,
+// between quotes, spaces and the shell's and languages' punctuation, that
+// names one.
+func credentialIn(s string) string {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool {
+		return strings.ContainsRune(" \t\n\"'`()[]{}<>;|&,=", r)
+	}) {
+		if credentialFile(f) {
+			return f
+		}
+	}
+	return s
+}
+
 // text checks literal text: secret variables named in it, the whole
 // environment read through /proc, and credential files. It returns the
 // secret data a command reading it would get.
 func (w *walker) text(s string, line int) string {
 	taint := ""
 	if credentialFile(s) && !w.writingTo {
-		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(s))
-		taint = "the credential file " + s
+		f := credentialIn(s)
+		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(f))
+		taint = "the credential file " + f
 	}
 	if procEnviron(s) {
 		p := s[strings.Index(s, "/proc/"):]

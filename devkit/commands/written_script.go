@@ -81,7 +81,7 @@ func (w *walker) literalOutput(c *syntax.CallExpr, in flow) (string, bool) {
 		if in.hdoc == nil || len(words) != 1 {
 			return "", false
 		}
-		return fixedWord(in.hdoc.Hdoc)
+		return hdocText(in.hdoc)
 	case "printf":
 		if in.hdoc != nil || len(words) != 2 || strings.ContainsRune(strings.ReplaceAll(words[1], "%%", ""), '%') {
 			return "", false
