@@ -37,9 +37,9 @@ var pinProbes = []pinProbe{
 	{"git", []string{"git", "push"}, "/usr/bin/git", "sets credential.helper=!cmd in ~/.gitconfig", []string{"~/.gitconfig"}},
 	{"git", []string{"git", "push"}, "/usr/bin/git", "writes .git/hooks/pre-push", []string{".git/hooks"}},
 	{"git", []string{"git", "status"}, "/usr/bin/git", "adds includeIf/include.path in ~/.gitconfig", []string{"~/.gitconfig"}},
-	{"git", []string{"git", "status"}, "/usr/bin/git", "writes $XDG_CONFIG_HOME/git/config", []string{"git/config", "XDG_CONFIG_HOME"}},
+	{"git", []string{"git", "status"}, "/usr/bin/git", "writes $XDG_CONFIG_HOME/git/config", []string{"~/.config/git/config", "XDG_CONFIG_HOME"}},
 	{"git", []string{"git", "status"}, "/usr/bin/git", "writes /etc/gitconfig", []string{"/etc/gitconfig"}},
-	{"git", []string{"git", "status"}, "/usr/bin/git", "exports GIT_CONFIG_PARAMETERS / GIT_CONFIG_COUNT", []string{"GIT_CONFIG", "GIT_*"}},
+	{"git", []string{"git", "status"}, "/usr/bin/git", "exports GIT_CONFIG_PARAMETERS / GIT_CONFIG_COUNT", []string{"GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS"}},
 	{"git", []string{"git", "submodule", "update", "--init"}, "/usr/bin/git", "edits .gitmodules (url, update=!cmd)", []string{".gitmodules"}},
 	{"git", []string{"git", "merge", "feature"}, "/usr/bin/git", "adds merge=x driver in .gitattributes", []string{".gitattributes"}},
 	{"git", []string{"git", "pull"}, "/usr/bin/git", "writes .git/hooks/post-merge", []string{".git/hooks"}},
@@ -81,8 +81,8 @@ var pinProbes = []pinProbe{
 
 	// go: go.mod's toolchain line, GOFLAGS, go.work, //go:generate, test files, the GOENV file.
 	{"go", []string{"go", "build", "./..."}, "/usr/local/go/bin/go", "adds toolchain go1.99 to go.mod", []string{"go.mod"}},
-	{"go", []string{"go", "test", "./..."}, "/usr/local/go/bin/go", "adds a _test.go file with an init", []string{"_test.go"}},
-	{"go", []string{"go", "generate", "./..."}, "/usr/local/go/bin/go", "adds a //go:generate line", []string{"go:generate"}},
+	{"go", []string{"go", "test", "./..."}, "/usr/local/go/bin/go", "adds a _test.go file with an init", []string{"_test.go", "*.go"}},
+	{"go", []string{"go", "generate", "./..."}, "/usr/local/go/bin/go", "adds a //go:generate line", []string{"go:generate", "*.go"}},
 	{"go", []string{"go", "build", "./..."}, "/usr/local/go/bin/go", "exports GOFLAGS=-toolexec=evil", []string{"GOFLAGS"}},
 	{"go", []string{"go", "build", "./..."}, "/usr/local/go/bin/go", "adds go.work with a replace", []string{"go.work"}},
 	{"go", []string{"go", "build", "./..."}, "/usr/local/go/bin/go", "go env -w GOFLAGS=... writes the GOENV file", []string{"go/env", "GOENV"}},
@@ -136,7 +136,7 @@ var pinProbes = []pinProbe{
 	// kubectl, helm.
 	{"kube", []string{"kubectl", "get", "pods"}, "/usr/bin/kubectl", "exports KUBECONFIG", []string{"KUBECONFIG"}},
 	{"kube", []string{"kubectl", "get", "pods"}, "/usr/bin/kubectl", "adds an exec credential plugin to ~/.kube/config", []string{"~/.kube/config"}},
-	{"kube", []string{"helm", "install", "r", "./chart"}, "/usr/bin/helm", "edits the chart's templates or values.yaml", []string{"chart", "values.yaml"}},
+	{"kube", []string{"helm", "install", "r", "./chart"}, "/usr/bin/helm", "edits the chart's templates or values.yaml", []string{"./chart", "chart"}},
 	{"kube", []string{"helm", "list"}, "/usr/bin/helm", "adds an exec plugin to ~/.kube/config", []string{"~/.kube/config", "KUBECONFIG"}},
 
 	// terraform.
@@ -151,7 +151,7 @@ var pinProbes = []pinProbe{
 	{"cloud", []string{"gcloud", "compute", "instances", "list"}, "/usr/bin/gcloud", "edits the gcloud configuration", []string{"gcloud", "CLOUDSDK_CONFIG"}},
 
 	// gh.
-	{"gh", []string{"gh", "pr", "list"}, "/usr/bin/gh", "sets pager in ~/.config/gh/config.yml", []string{"gh/config.yml", "GH_PAGER", "PAGER"}},
+	{"gh", []string{"gh", "pr", "list"}, "/usr/bin/gh", "sets pager in ~/.config/gh/config.yml", []string{"~/.config/gh/config.yml"}},
 
 	// curl, wget.
 	{"curl", []string{"curl", "https://example.com/"}, "/usr/bin/curl", "adds lines to ~/.curlrc", []string{".curlrc", "CURL_HOME"}},
@@ -195,16 +195,37 @@ func probeNames(a *Analysis) []string {
 	return out
 }
 
-// probeCovers reports whether one of the list's items names one of want.
+// probeCovers reports whether one of the list's items names one of want:
+// the name appears in the item as a whole word or path (".git/hooks" in
+// ".git/hooks/*", "ENV" but not in "environment", "makefile" but not in
+// "GNUmakefile"), case and all, as file and variable names are.
 func probeCovers(names, want []string) bool {
 	for _, n := range names {
 		for _, w := range want {
-			if strings.Contains(strings.ToLower(n), strings.ToLower(w)) {
+			if containsWord(n, w) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+func containsWord(s, w string) bool {
+	word := func(b byte) bool {
+		return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+	}
+	for i := 0; ; {
+		k := strings.Index(s[i:], w)
+		if k < 0 {
+			return false
+		}
+		at := i + k
+		end := at + len(w)
+		if (at == 0 || !word(s[at-1]) || !word(w[0])) && (end == len(s) || !word(s[end]) || !word(w[len(w)-1])) {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 func TestPinsProbe(t *testing.T) {
