@@ -554,11 +554,21 @@ func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 // inherited environment and the options pick them.
 func (w *walker) shellStartup(sh string, opts []string, line int) {
 	interactive, login := false, false
+	// bash --norc and --noprofile skip ~/.bashrc and the profile files
+	// (bash(1) INVOCATION); zsh -f (--no-rcs) reads /etc/zshenv alone
+	// (zsh(1) STARTUP/SHUTDOWN FILES, NO_RCS).
+	noRC, noProfile, noRCS, command := false, false, false, false
 options:
 	for i, o := range opts {
 		switch {
 		case o == "--login":
 			login = true
+		case o == "--norc":
+			noRC = true
+		case o == "--noprofile":
+			noProfile = true
+		case o == "--no-rcs":
+			noRCS = true
 		case o == "--rcfile" || o == "--init-file":
 			if i+1 < len(opts) {
 				w.unbound.add(opts[i+1], sh+" reads it first ("+o+"); its contents are not bound", "")
@@ -569,6 +579,8 @@ options:
 		case len(o) > 1 && o[0] == '-' && o[1] != '-':
 			interactive = interactive || strings.ContainsRune(o, 'i')
 			login = login || strings.ContainsRune(o, 'l')
+			noRCS = noRCS || sh == "zsh" && strings.ContainsRune(o, 'f')
+			command = command || strings.ContainsRune(o, 'c')
 			if strings.ContainsAny(o, "oO") {
 				continue options // its value is the next word, not the script
 			}
@@ -580,13 +592,22 @@ options:
 	w.startupWritten(sh, interactive, login, line)
 	switch sh {
 	case "bash":
+		// bash's run_startup_files: a non-interactive, non-login bash
+		// with -c reads ~/.bashrc when it finds itself started by sshd
+		// (SSH_CLIENT set, SHLVL below 2, on systems that build bash with
+		// SSH_SOURCE_BASHRC, Debian's among them); a script file never.
+		switch {
+		case interactive && !login && !noRC:
+			w.unbound.add("~/.bashrc", "an interactive bash reads it first", "")
+		case login && !noProfile:
+			w.unbound.add("~/.bashrc", "a login bash runs it when a profile file sources it (Debian's ~/.profile does)", "")
+		case !interactive && !login && !noRC && command:
+			w.unbound.add("~/.bashrc", "bash reads it first when sshd is its parent (Debian and others build bash so), which the request does not say", "")
+		}
 		if !interactive {
 			w.unbound.add("BASH_ENV", "inherited, not sent: a non-interactive bash first runs the file it names", "")
-			w.unbound.add("~/.bashrc", "bash reads it first when sshd is its parent (Debian and others build bash so), which the request does not say", "")
-		} else {
-			w.unbound.add("~/.bashrc", "an interactive bash reads it first", "")
 		}
-		if login {
+		if login && !noProfile {
 			w.unbound.add("/etc/profile", "a login bash reads it first", "")
 			w.unbound.add("~/.bash_profile", "a login bash reads the first of ~/.bash_profile, ~/.bash_login and ~/.profile", "")
 			w.unbound.add("~/.bash_login", "a login bash reads it when ~/.bash_profile is absent", "")
@@ -594,9 +615,17 @@ options:
 		}
 	case "zsh":
 		w.unbound.add("/etc/zshenv", "zsh reads it first, whatever its options (/etc/zsh/zshenv on Debian)", "")
+		if noRCS {
+			break
+		}
 		w.unbound.add("~/.zshenv", "zsh reads it next (ZDOTDIR, inherited, may move it)", "")
 		if login {
+			w.unbound.add("/etc/zprofile and /etc/zlogin", "a login zsh reads them (/etc/zsh/ on Debian)", "")
 			w.unbound.add("~/.zprofile and ~/.zlogin", "a login zsh reads them", "")
+		}
+		if interactive {
+			w.unbound.add("/etc/zshrc", "an interactive zsh reads it (/etc/zsh/zshrc on Debian)", "")
+			w.unbound.add("~/.zshrc", "an interactive zsh reads it (ZDOTDIR, inherited, may move it)", "")
 		}
 	default:
 		if interactive {
