@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -186,9 +187,19 @@ var pinProbes = []pinProbe{
 	{"runner", []string{"direnv", "exec", ".", "make"}, "/usr/bin/direnv", "edits .envrc", []string{".envrc"}},
 }
 
+// pinProbesMended are rows added while mending what the probe found, from
+// the same manuals: the class a blind row found, in the forms it applies to.
+var pinProbesMended = []pinProbe{
+	{"python", []string{"python3"}, "/usr/bin/python3", "exports PYTHONSTARTUP=evil.py (interactive on a terminal)", []string{"PYTHONSTARTUP"}},
+	{"ruby", []string{"ruby", "app.rb"}, "/usr/bin/ruby", "exports RUBYLIB so a require resolves elsewhere", []string{"RUBYLIB"}},
+	{"cloud", []string{"aws", "sts", "get-caller-identity"}, "/usr/bin/aws", "exports AWS_PROFILE naming a profile with credential_process", []string{"AWS_PROFILE"}},
+}
+
 // pinLeft are the probe's rows the list still does not name, each with
 // why (a row that becomes named must leave this map).
-var pinLeft = map[string]string{}
+var pinLeft = map[string]string{
+	pinKey([]string{"python3", "-i"}, "exports PYTHONSTARTUP=evil.py"): "python -i is left out of the table on purpose (after a script it reads code from standard input), so the request is not understood; python3 alone, interactive when its input is a terminal, names PYTHONSTARTUP (pinProbesMended)",
+}
 
 // pinAbsent are items that do not apply to a request and must not be
 // listed: a list padded with what cannot happen teaches people to skip it.
@@ -269,7 +280,7 @@ func TestPinsProbe(t *testing.T) {
 	type tally struct{ covered, all int }
 	byFamily := map[string]*tally{}
 	covered := 0
-	for _, p := range pinProbes {
+	for _, p := range append(slices.Clip(pinProbes), pinProbesMended...) {
 		a := Analyze(Request{Argv: p.argv, Executable: p.exe, Dir: "/home/dev/proj"})
 		names := probeNames(a)
 		f := byFamily[p.family]
@@ -305,5 +316,5 @@ func TestPinsProbe(t *testing.T) {
 		b.WriteString(" ")
 		fmt.Fprintf(&b, "%d/%d", byFamily[k].covered, byFamily[k].all)
 	}
-	t.Logf("pins probe: %d of %d covered;%s", covered, len(pinProbes), b.String())
+	t.Logf("pins probe: %d of %d covered (%d blind rows, %d added while mending);%s", covered, len(pinProbes)+len(pinProbesMended), len(pinProbes), len(pinProbesMended), b.String())
 }
