@@ -192,6 +192,10 @@ var pinProbes = []pinProbe{
 var pinProbesMended = []pinProbe{
 	{"python", []string{"python3"}, "/usr/bin/python3", "exports PYTHONSTARTUP=evil.py (interactive on a terminal)", []string{"PYTHONSTARTUP"}},
 	{"ruby", []string{"ruby", "app.rb"}, "/usr/bin/ruby", "exports RUBYLIB so a require resolves elsewhere", []string{"RUBYLIB"}},
+	{"curl", []string{"wget", "https://example.com/f"}, "/usr/bin/wget", "edits ~/.netrc (wget reads it unless netrc = off)", []string{"~/.netrc"}},
+	{"npm", []string{"npm", "exec", "eslint"}, "/usr/bin/npm", "replaces node_modules/.bin/eslint", []string{"node_modules/.bin"}},
+	{"npm", []string{"pnpm", "exec", "eslint"}, "/usr/bin/pnpm", "replaces node_modules/.bin/eslint", []string{"node_modules/.bin"}},
+	{"python", []string{"pip", "download", "requests"}, "/usr/bin/pip", "sets index-url in ~/.config/pip/pip.conf", []string{"~/.config/pip/pip.conf"}},
 	{"cloud", []string{"aws", "sts", "get-caller-identity"}, "/usr/bin/aws", "exports AWS_PROFILE naming a profile with credential_process", []string{"AWS_PROFILE"}},
 }
 
@@ -217,6 +221,8 @@ var pinAbsent = []struct {
 	{[]string{"bash", "-c", "true"}, "/bin/bash", []string{"~/.bash_profile", "~/.profile"}, "not a login shell"},
 	{[]string{"sh", "-c", "true"}, "/bin/sh", []string{"ENV", "BASH_ENV"}, "a non-interactive sh reads no startup file"},
 	{[]string{"git", "status"}, "/usr/bin/git", []string{".git/hooks/*"}, "git status runs no hook"},
+	{[]string{"curl", "https://example.com/"}, "/usr/bin/curl", []string{"~/.netrc"}, "curl reads ~/.netrc only with -n or --netrc-optional"},
+	{[]string{"pip", "list"}, "/usr/bin/pip", []string{"~/.config/pip/pip.conf", "setup.py"}, "pip list builds nothing"},
 }
 
 func pinKey(argv []string, change string) string { return strings.Join(argv, " ") + " | " + change }
