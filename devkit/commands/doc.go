@@ -91,7 +91,10 @@
 // runs (code the device cannot see; shown with reads-code's files),
 // reads-code=F,... (files that can run code: listed in a pin's "does not
 // bind" list and in "whose code runs"; writing one earlier in the same
-// script makes it not understood), reads-stdin, env-dump, loads,
+// script makes it not understood), includes=D,... (the directives by
+// which those files read more files, make's include, ssh_config's
+// Include: the list names the files they name as one item), reads-stdin,
+// env-dump, loads,
 // check=NAME (a named check in checks.go), for-secret=VAR,... (the
 // program's API is what a secret in one of these variables is for),
 // reformats (writes its file operands in place without changing what

@@ -196,6 +196,9 @@ var pinProbesMended = []pinProbe{
 	{"npm", []string{"npm", "exec", "eslint"}, "/usr/bin/npm", "replaces node_modules/.bin/eslint", []string{"node_modules/.bin"}},
 	{"npm", []string{"pnpm", "exec", "eslint"}, "/usr/bin/pnpm", "replaces node_modules/.bin/eslint", []string{"node_modules/.bin"}},
 	{"python", []string{"pip", "download", "requests"}, "/usr/bin/pip", "sets index-url in ~/.config/pip/pip.conf", []string{"~/.config/pip/pip.conf"}},
+	{"ssh", []string{"ssh", "host"}, "/usr/bin/ssh", "drops a file in /etc/ssh/ssh_config.d/, which Debian's ssh_config includes", []string{"Include"}},
+	{"git", []string{"git", "commit", "-m", "x"}, "/usr/bin/git", "edits ~/.gitconfig-work, which ~/.gitconfig includes by includeIf", []string{"includeIf", "include.path"}},
+	{"make", []string{"cmake", "-B", "build"}, "/usr/bin/cmake", "edits cmake/deps.cmake, which CMakeLists.txt includes", []string{"include()"}},
 	{"cloud", []string{"aws", "sts", "get-caller-identity"}, "/usr/bin/aws", "exports AWS_PROFILE naming a profile with credential_process", []string{"AWS_PROFILE"}},
 }
 

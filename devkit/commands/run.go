@@ -896,6 +896,13 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 	}
+	if len(m.eff.includes) > 0 {
+		// The files its files name by a directive (make's include, ssh's
+		// Include): read as if written in place, under names no table
+		// knows.
+		dirs := strings.Join(m.eff.includes, ", ")
+		w.unbound.add("files named by "+dirs, name+" reads the files its own files name by these lines, as part of them; their contents are not bound", "")
+	}
 	if len(m.eff.readsEnv) > 0 {
 		// One item for the program's variables, so that they do not
 		// crowd its files out of the capped list.

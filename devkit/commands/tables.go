@@ -68,6 +68,7 @@ type effects struct {
 	reformats                                                bool     // rewrites its file operands in place without changing what they do (gofmt -w)
 	readsEnv                                                 []string // variables that change what the program runs
 	readsCode                                                []string // files that can run code
+	includes                                                 []string // the directives by which those files name more files (make's include)
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
 	writesFiles                                              []string // writes=F: files this form writes by name
@@ -95,6 +96,7 @@ func (e *effects) merge(o effects) {
 	e.reformats = e.reformats || o.reformats
 	e.readsEnv = appendNew(e.readsEnv, o.readsEnv...)
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
+	e.includes = appendNew(e.includes, o.includes...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
 	e.writesFiles = appendNew(e.writesFiles, o.writesFiles...)
@@ -435,6 +437,12 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 				p.errorf("reads-code needs file names separated by commas")
 			}
 			e.readsCode = appendNew(e.readsCode, files...)
+		case hasVal && key == "includes":
+			dirs := strings.Split(val, ",")
+			if slices.Contains(dirs, "") {
+				p.errorf("includes needs the directives separated by commas")
+			}
+			e.includes = appendNew(e.includes, dirs...)
 		case hasVal && key == "for-secret":
 			vars := strings.Split(val, ",")
 			for _, v := range vars {
@@ -647,7 +655,7 @@ func isEffectWord(a string) bool {
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
-	return (k == "reads-code" || k == "reads-env" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
+	return (k == "reads-code" || k == "includes" || k == "reads-env" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
 }
 
 // finishProgram checks what only a whole table can show.
