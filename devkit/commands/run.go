@@ -647,9 +647,16 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(m.checks) > 0 {
 		argv = fixedVals(c.ws[i:end])
 	}
-	var patch intoDir // the patch it applies, when the script wrote, downloaded or piped it
+	var patch intoDir      // the patch it applies, when the script wrote, downloaded or piped it
+	var checkCode []string // files a check found the form runs as code
 	for _, ch := range m.checks {
 		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets})
+		if r.Code != nil {
+			for _, f := range r.Code.files {
+				checkCode = append(checkCode, f)
+				w.unbound.add(f, name+" "+r.Code.why+"; its contents are not bound", "")
+			}
+		}
 		if r.NotUnderstood != "" {
 			w.reason(SeverityRunsUnseen, line, false, "%s: %s", name, r.NotUnderstood)
 		}
@@ -689,7 +696,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(c.named) > 0 && !net {
 		w.mark(SeverityExposes, line, true, "uses secret %s: %s", w.secretLabels(c.named), c.text)
 	}
-	codeFiles := slices.Clone(m.eff.readsCode)
+	codeFiles := append(slices.Clone(m.eff.readsCode), checkCode...)
 	var codeArgs []string // the files its words name as code
 	optCodeFile := false
 	var hosts []string
