@@ -106,9 +106,12 @@
 // works there, so its reads-code files by relative name are under it: git
 // -C, make -C), writes=F,... (the files this form writes by name), stdin-code=LANG
 // (with no operand, or "-", the program reads its program from standard
-// input), no-argv (this option makes the operands names, not a command:
+// input), stdin-env=VAR,... (variables it reads only then, interactive on
+// a terminal: python's PYTHONSTARTUP), no-argv (this option makes the operands names, not a command:
 // command -v), as-argv (this option makes shell-code operands a command:
-// watch -x).
+// watch -x), module (on an argv option: the command's first word is a
+// module the interpreter imports from its own path, python -m, so the pin's
+// list names the module, not the name via PATH).
 //
 // # How to add a program
 //

@@ -57,6 +57,7 @@ type argvSpan struct {
 	from, to int
 	remote   string // the host it runs on ("" when local)
 	opt      string // the option that introduced it ("" for operands)
+	module   bool   // its first word is a module (python -m), found by the interpreter, not by PATH
 }
 
 // checkUse is one named check with the words of its line.
@@ -514,7 +515,7 @@ func (m *match) takeNext(n *node, o *option, name string, words []word, i, base 
 			m.fail("%s: %s lacks the command it runs", n.path(), name)
 			return -1
 		}
-		m.argvs = append(m.argvs, argvSpan{from: base + i + 1, to: base + end, opt: name})
+		m.argvs = append(m.argvs, argvSpan{from: base + i + 1, to: base + end, opt: name, module: o.eff.module})
 		if n.syntax == syntaxSingle {
 			return end + 1
 		}

@@ -191,6 +191,7 @@ var pinProbes = []pinProbe{
 // the same manuals: the class a blind row found, in the forms it applies to.
 var pinProbesMended = []pinProbe{
 	{"python", []string{"python3"}, "/usr/bin/python3", "exports PYTHONSTARTUP=evil.py (interactive on a terminal)", []string{"PYTHONSTARTUP"}},
+	{"python", []string{"python3", "-m", "pytest"}, "/usr/bin/python3", "adds pytest.py to the working directory, which python -m imports first", []string{"module pytest"}},
 	{"ruby", []string{"ruby", "app.rb"}, "/usr/bin/ruby", "exports RUBYLIB so a require resolves elsewhere", []string{"RUBYLIB"}},
 	{"curl", []string{"wget", "https://example.com/f"}, "/usr/bin/wget", "edits ~/.netrc (wget reads it unless netrc = off)", []string{"~/.netrc"}},
 	{"npm", []string{"npm", "exec", "eslint"}, "/usr/bin/npm", "replaces node_modules/.bin/eslint", []string{"node_modules/.bin"}},
@@ -207,9 +208,7 @@ var pinProbesMended = []pinProbe{
 
 // pinLeft are the probe's rows the list still does not name, each with
 // why (a row that becomes named must leave this map).
-var pinLeft = map[string]string{
-	pinKey([]string{"python3", "-i"}, "exports PYTHONSTARTUP=evil.py"): "python -i is left out of the table on purpose (after a script it reads code from standard input), so the request is not understood; python3 alone, interactive when its input is a terminal, names PYTHONSTARTUP (pinProbesMended)",
-}
+var pinLeft = map[string]string{}
 
 // pinAbsent are items that do not apply to a request and must not be
 // listed: a list padded with what cannot happen teaches people to skip it.
@@ -230,6 +229,8 @@ var pinAbsent = []struct {
 	{[]string{"curl", "https://example.com/"}, "/usr/bin/curl", []string{"~/.netrc"}, "curl reads ~/.netrc only with -n or --netrc-optional"},
 	{[]string{"pip", "install", "requests"}, "/usr/bin/pip", []string{"setup.py", "pyproject.toml", "setup.cfg"}, "a package by name builds what the index sends, not the working directory's project"},
 	{[]string{"pip", "install", "-r", "requirements.txt"}, "/usr/bin/pip", []string{"setup.py", "pyproject.toml", "setup.cfg"}, "the requirements file names what is built"},
+	{[]string{"python3", "-m", "pytest"}, "/usr/bin/python3", []string{"pytest via PATH", "PATH", "PYTHONSTARTUP"}, "python -m finds the module on sys.path, not through PATH, and runs no startup file"},
+	{[]string{"python3", "-c", "print(1)"}, "/usr/bin/python3", []string{"PYTHONSTARTUP"}, "-c is not interactive"},
 	{[]string{"pip", "list"}, "/usr/bin/pip", []string{"~/.config/pip/pip.conf", "setup.py"}, "pip list builds nothing"},
 }
 

@@ -28,6 +28,9 @@ type simpleCmd struct {
 	in     flow
 	text   string
 	direct bool // the invocation's own argv: the executable is bound by its hash
+	// module: the command is a module its interpreter (this program)
+	// imports by name (python -m), not a program PATH chooses.
+	module string
 	// replaced is the string a wrapper replaces in every word of the
 	// command it runs (xargs -I R, find -exec's {}): code that holds it is
 	// built at run time from what the wrapper reads.
@@ -244,6 +247,8 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		} else {
 			return w.projectProgram(c, raw, out, i, end)
 		}
+	} else if c.module != "" {
+		w.unbound.add("module "+name, c.module+" imports it by name from sys.path, the working directory first unless -P or -I (its "+name+".py or "+name+"/ there comes before the installed one): which file that is, and its contents, are not bound", "")
 	} else if !builtins[name] && (w.funcs[name] == nil || i > 0) && !c.direct && !w.viaPathSeen[name] {
 		w.viaPathSeen[name] = true
 		w.unbound.viaPath = true
@@ -967,6 +972,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	})
 	if m.stdinCode || dashCode {
 		w.stdinProgram(c, name, cmpOr(m.stdinLang, progLang(p)))
+		if len(m.eff.stdinEnv) > 0 {
+			w.unbound.add(strings.Join(m.eff.stdinEnv, ", "), "inherited, not sent: "+name+" reads its program from standard input, and on a terminal it first runs the file named here", "")
+		}
 	}
 	if net && m.eff.writes {
 		hasOut := slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "out" })
@@ -1003,7 +1011,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if a.opt != "" {
 			w.emit(c.depth+1, name+" runs ("+a.opt+"):")
 			inner := *c
-			inner.depth, inner.in, inner.direct = c.depth+1, flow{}, false
+			inner.depth, inner.in, inner.direct, inner.module = c.depth+1, flow{}, false, ""
+			if a.module {
+				inner.module = name
+			}
 			if to >= len(c.ws) || c.ws[to].val != "+" {
 				// -exec CMD {} +: {} is replaced only as the last word.
 				inner.replaced = replaceString(p.names[0], a.opt, nil)
@@ -1012,7 +1023,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			continue
 		}
 		inner := *c
-		inner.direct = false
+		inner.direct, inner.module = false, ""
 		inner.replaced = replaceString(p.names[0], "", fixedVals(c.ws[i+1:from]))
 		if m.eff.readsStdin && !m.eff.sendsStdin {
 			// xargs reads the pipe into words: what it runs is not fed
