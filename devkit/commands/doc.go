@@ -107,7 +107,9 @@
 // -C, make -C), writes=F,... (the files this form writes by name), stdin-code=LANG
 // (with no operand, or "-", the program reads its program from standard
 // input), stdin-env=VAR,... (variables it reads only then, interactive on
-// a terminal: python's PYTHONSTARTUP), no-argv (this option makes the operands names, not a command:
+// a terminal: python's PYTHONSTARTUP), skips-code=F,... and
+// skips-env=VAR,... (on an option that turns reading them off, python -S,
+// wget --no-config: they leave the list), no-argv (this option makes the operands names, not a command:
 // command -v), as-argv (this option makes shell-code operands a command:
 // watch -x), module (on an argv option: the command's first word is a
 // module the interpreter imports from its own path, python -m, so the pin's

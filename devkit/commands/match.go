@@ -828,6 +828,15 @@ func fixedVals(ws []word) []string {
 
 // finish decides the class of the matched form.
 func (m *match) finish(words []word) {
+	// An option that turns reading off (python -S, wget --no-config):
+	// those files and variables are not read, so not listed.
+	if len(m.eff.skipsCode) > 0 {
+		m.eff.readsCode = slices.DeleteFunc(slices.Clone(m.eff.readsCode), func(f string) bool { return slices.Contains(m.eff.skipsCode, f) })
+	}
+	if len(m.eff.skipsEnv) > 0 {
+		m.eff.readsEnv = slices.DeleteFunc(slices.Clone(m.eff.readsEnv), func(v string) bool { return slices.Contains(m.eff.skipsEnv, v) })
+		m.eff.stdinEnv = slices.DeleteFunc(slices.Clone(m.eff.stdinEnv), func(v string) bool { return slices.Contains(m.eff.skipsEnv, v) })
+	}
 	last := m.chain[len(m.chain)-1]
 	path := last.path()
 	if m.whole != nil {

@@ -231,6 +231,9 @@ var pinAbsent = []struct {
 	{[]string{"pip", "install", "-r", "requirements.txt"}, "/usr/bin/pip", []string{"setup.py", "pyproject.toml", "setup.cfg"}, "the requirements file names what is built"},
 	{[]string{"python3", "-m", "pytest"}, "/usr/bin/python3", []string{"pytest via PATH", "PATH", "PYTHONSTARTUP"}, "python -m finds the module on sys.path, not through PATH, and runs no startup file"},
 	{[]string{"python3", "-c", "print(1)"}, "/usr/bin/python3", []string{"PYTHONSTARTUP"}, "-c is not interactive"},
+	{[]string{"python3", "-S", "tool.py"}, "/usr/bin/python3", []string{"sitecustomize.py", "usercustomize.py", "*.pth"}, "-S imports no site module"},
+	{[]string{"python3", "-I", "tool.py"}, "/usr/bin/python3", []string{"usercustomize.py", "PYTHONPATH, PYTHONHOME, PYTHONUSERBASE"}, "-I leaves out the user site and the PYTHON* variables"},
+	{[]string{"wget", "--no-config", "https://example.com/f"}, "/usr/bin/wget", []string{"~/.wgetrc", "/etc/wgetrc"}, "--no-config reads no wgetrc"},
 	{[]string{"pip", "list"}, "/usr/bin/pip", []string{"~/.config/pip/pip.conf", "setup.py"}, "pip list builds nothing"},
 }
 

@@ -69,6 +69,7 @@ type effects struct {
 	reformats                                                bool     // rewrites its file operands in place without changing what they do (gofmt -w)
 	readsEnv                                                 []string // variables that change what the program runs
 	stdinEnv                                                 []string // variables it reads when its program comes from standard input (interactive on a terminal)
+	skipsCode, skipsEnv                                      []string // files and variables of reads-code and reads-env this option turns off (python -S, wget --no-config)
 	readsCode                                                []string // files that can run code
 	includes                                                 []string // the directives by which those files name more files (make's include)
 	forSecret                                                []string // variables whose secret the program's API is for
@@ -99,6 +100,8 @@ func (e *effects) merge(o effects) {
 	e.reformats = e.reformats || o.reformats
 	e.readsEnv = appendNew(e.readsEnv, o.readsEnv...)
 	e.stdinEnv = appendNew(e.stdinEnv, o.stdinEnv...)
+	e.skipsCode = appendNew(e.skipsCode, o.skipsCode...)
+	e.skipsEnv = appendNew(e.skipsEnv, o.skipsEnv...)
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
 	e.includes = appendNew(e.includes, o.includes...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
@@ -406,6 +409,20 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.sendsFile = true
 		case a == "reformats":
 			e.writes, e.reformats = true, true
+		case hasVal && key == "skips-code":
+			files := strings.Split(val, ",")
+			if slices.Contains(files, "") {
+				p.errorf("skips-code needs file names separated by commas")
+			}
+			e.skipsCode = appendNew(e.skipsCode, files...)
+		case hasVal && key == "skips-env":
+			vars := strings.Split(val, ",")
+			for _, v := range vars {
+				if !isVarName(strings.TrimSuffix(v, "*")) {
+					p.errorf("skips-env: %q is not a variable name", v)
+				}
+			}
+			e.skipsEnv = appendNew(e.skipsEnv, vars...)
 		case hasVal && key == "stdin-env":
 			vars := strings.Split(val, ",")
 			for _, v := range vars {
@@ -669,7 +686,7 @@ func isEffectWord(a string) bool {
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
-	return (k == "reads-code" || k == "includes" || k == "reads-env" || k == "stdin-env" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
+	return (k == "reads-code" || k == "includes" || k == "reads-env" || k == "stdin-env" || k == "skips-code" || k == "skips-env" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
 }
 
 // finishProgram checks what only a whole table can show.
