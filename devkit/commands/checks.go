@@ -62,6 +62,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"helm-chart":         checkHelmChart, // checks_install.go
 	"pip-project":        checkPipProject,
 	"pip-requirements":   checkPipRequirements,
+	"gpg-verify":         checkGPGVerify,
 	"env-names":          checkEnvNames,
 	"envsubst-format":    checkEnvsubstFormat,
 	"package-file":       checkPackageFile,

@@ -76,6 +76,16 @@ func checkPipRequirements(in checkInput) checkResult {
 	return codeResult(code, "installs what it names (-r: packages, options, more files)")
 }
 
+// checkGPGVerify: the gpg table describes --verify alone; gpg without a
+// command guesses one from its input (decrypt, import, verify), so a
+// command line without --verify is not understood.
+func checkGPGVerify(in checkInput) checkResult {
+	if !slices.Contains(in.Argv, "--verify") {
+		return checkResult{NotUnderstood: "only gpg --verify is described, and this command line has no --verify"}
+	}
+	return checkResult{}
+}
+
 // codeResult is a check's answer naming the files whose code runs.
 func codeResult(files []string, why string) checkResult {
 	if len(files) == 0 {

