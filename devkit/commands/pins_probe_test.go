@@ -367,3 +367,44 @@ func TestPinsNewTables(t *testing.T) {
 		}
 	}
 }
+
+// End to end the client reports the file a command's link leads to, so
+// npm is /usr/lib/node_modules/npm/bin/npm-cli.js (a node script), pip on
+// Debian /usr/bin/pip (a python script), cargo /root/.cargo/bin/rustup (a
+// multi-call binary): the list still names each program's files, and the
+// interpreter a script's #! line names.
+func TestPinsInstalledAsScripts(t *testing.T) {
+	node := "#!/usr/bin/env node\nrequire('../lib/cli.js')(process)\n"
+	pip := "#!/usr/bin/python3\nimport sys\nfrom pip._internal.cli.main import main\nsys.exit(main())\n"
+	for _, c := range []struct {
+		r      Request
+		want   []string
+		absent []string
+	}{
+		{Request{Argv: []string{"npm", "test"}, Executable: "/usr/lib/node_modules/npm/bin/npm-cli.js", ScriptMode: true, Script: &node},
+			[]string{"package.json", "~/.npmrc", "node via PATH", "PATH"}, nil},
+		{Request{Argv: []string{"npx", "eslint", "."}, Executable: "/usr/local/lib/node_modules/npm/bin/npx-cli.js", ScriptMode: true, Script: &node},
+			[]string{"node_modules/.bin", "node via PATH"}, nil},
+		{Request{Argv: []string{"pip", "install", "-r", "requirements.txt"}, Executable: "/usr/bin/pip", ScriptMode: true, Script: &pip},
+			[]string{"requirements.txt", "~/.config/pip/pip.conf", "/usr/bin/python3"}, []string{"setup.py"}},
+		{Request{Argv: []string{"cargo", "build"}, Executable: "/home/dev/.cargo/bin/rustup"},
+			[]string{"build.rs", ".cargo/config.toml", "rust-toolchain.toml"}, nil},
+		{Request{Argv: []string{"rustup", "update"}, Executable: "/home/dev/.cargo/bin/rustup"}, nil, []string{"build.rs"}},
+		// A script of a program with no table: the interpreter alone.
+		{Request{Argv: []string{"tool"}, Executable: "/home/dev/proj/tool", ScriptMode: true, Script: &pip}, []string{"/usr/bin/python3"}, nil},
+	} {
+		c.r.Dir = "/home/dev/proj"
+		a := Analyze(c.r)
+		names := probeNames(a)
+		for _, n := range c.want {
+			if !slices.Contains(names, n) {
+				t.Errorf("%q run as %s: %q not listed in %q", c.r.Argv, c.r.Executable, n, names)
+			}
+		}
+		for _, n := range c.absent {
+			if slices.Contains(names, n) {
+				t.Errorf("%q run as %s: %q listed in %q", c.r.Argv, c.r.Executable, n, names)
+			}
+		}
+	}
+}
