@@ -34,6 +34,10 @@ type checkResult struct {
 	// in the pin's list; written earlier in the script, write, then run.
 	// A pointer, so that a result stays comparable.
 	Code *codeFiles
+	// NoConfig: this form starts nothing the program's files and
+	// variables configure (scp and rsync copying between local paths run
+	// no ssh): its reads-code, includes and reads-env leave the list.
+	NoConfig bool
 }
 
 // codeFiles are the files a check found, with why the program reads them
@@ -63,6 +67,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"pip-project":        checkPipProject,
 	"pip-requirements":   checkPipRequirements,
 	"gpg-verify":         checkGPGVerify,
+	"local-copy":         checkLocalCopy,
 	"env-names":          checkEnvNames,
 	"envsubst-format":    checkEnvsubstFormat,
 	"package-file":       checkPackageFile,

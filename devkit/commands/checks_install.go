@@ -86,6 +86,24 @@ func checkGPGVerify(in checkInput) checkResult {
 	return checkResult{}
 }
 
+// checkLocalCopy: scp and rsync reach another host only through an
+// operand naming one (host:path, user@host:path, rsync's host::module
+// and rsync:// URLs; scp(1) and rsync(1)): with none, they copy between
+// local paths and start no ssh, so ssh's configuration and the remote
+// shell's variables do not apply. A word decided at run time could name a
+// host.
+func checkLocalCopy(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if w == "" {
+			return checkResult{}
+		}
+		if i := strings.IndexByte(w, ':'); i >= 0 && !strings.Contains(w[:i], "/") {
+			return checkResult{}
+		}
+	}
+	return checkResult{NoConfig: true}
+}
+
 // codeResult is a check's answer naming the files whose code runs.
 func codeResult(files []string, why string) checkResult {
 	if len(files) == 0 {

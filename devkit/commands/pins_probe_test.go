@@ -237,6 +237,8 @@ var pinAbsent = []struct {
 	{[]string{"python3", "-S", "tool.py"}, "/usr/bin/python3", []string{"sitecustomize.py", "usercustomize.py", "*.pth"}, "-S imports no site module"},
 	{[]string{"python3", "-I", "tool.py"}, "/usr/bin/python3", []string{"usercustomize.py", "PYTHONPATH, PYTHONHOME, PYTHONUSERBASE"}, "-I leaves out the user site and the PYTHON* variables"},
 	{[]string{"wget", "--no-config", "https://example.com/f"}, "/usr/bin/wget", []string{"~/.wgetrc", "/etc/wgetrc"}, "--no-config reads no wgetrc"},
+	{[]string{"rsync", "-a", "src/", "backup/"}, "/usr/bin/rsync", []string{"~/.ssh/config", "/etc/ssh/ssh_config", "RSYNC_RSH, RSYNC_CONNECT_PROG"}, "a copy between local paths starts no ssh"},
+	{[]string{"scp", "a.txt", "b.txt"}, "/usr/bin/scp", []string{"~/.ssh/config"}, "a copy between local paths starts no ssh"},
 	{[]string{"pip", "list"}, "/usr/bin/pip", []string{"~/.config/pip/pip.conf", "setup.py"}, "pip list builds nothing"},
 }
 

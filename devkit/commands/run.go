@@ -654,8 +654,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	}
 	var patch intoDir      // the patch it applies, when the script wrote, downloaded or piped it
 	var checkCode []string // files a check found the form runs as code
+	noConfig := false      // a check found the program's files and variables do not apply
 	for _, ch := range m.checks {
 		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets})
+		noConfig = noConfig || r.NoConfig
 		if r.Code != nil {
 			for _, f := range r.Code.files {
 				checkCode = append(checkCode, f)
@@ -701,7 +703,11 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(c.named) > 0 && !net {
 		w.mark(SeverityExposes, line, true, "uses secret %s: %s", w.secretLabels(c.named), c.text)
 	}
-	codeFiles := append(slices.Clone(m.eff.readsCode), checkCode...)
+	readsCode, includes, readsEnv := m.eff.readsCode, m.eff.includes, m.eff.readsEnv
+	if noConfig {
+		readsCode, includes, readsEnv = nil, nil, nil
+	}
+	codeFiles := append(slices.Clone(readsCode), checkCode...)
 	var codeArgs []string // the files its words name as code
 	optCodeFile := false
 	var hosts []string
@@ -899,7 +905,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	files := codeFiles
 	if !optCodeFile {
 		dir := m.workdir()
-		for _, f := range m.eff.readsCode {
+		for _, f := range readsCode {
 			if dir != "" && !path.IsAbs(f) && !strings.HasPrefix(f, "~") {
 				f = path.Join(dir, f)
 			}
@@ -908,17 +914,17 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 	}
-	if len(m.eff.includes) > 0 {
+	if len(includes) > 0 {
 		// The files its files name by a directive (make's include, ssh's
 		// Include): read as if written in place, under names no table
 		// knows.
-		dirs := strings.Join(m.eff.includes, ", ")
+		dirs := strings.Join(includes, ", ")
 		w.unbound.add("files named by "+dirs, name+" reads the files its own files name by these lines, as part of them; their contents are not bound", "")
 	}
-	if len(m.eff.readsEnv) > 0 {
+	if len(readsEnv) > 0 {
 		// One item for the program's variables, so that they do not
 		// crowd its files out of the capped list.
-		w.unbound.add(strings.Join(m.eff.readsEnv, ", "), "inherited, not sent: "+name+" reads these variables, and they change what it runs or where it connects", "")
+		w.unbound.add(strings.Join(readsEnv, ", "), "inherited, not sent: "+name+" reads these variables, and they change what it runs or where it connects", "")
 	}
 	if (len(files) > 0 || m.eff.runs) && w.extracted > 0 {
 		what := "the project's code"
