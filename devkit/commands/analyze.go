@@ -91,6 +91,9 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 			w.shell(z.directCmd(w, &r, shell), shell, 0, len(r.Argv))
 		} else {
 			w.reason(SeverityRunsUnseen, 0, false, "%s", src.note)
+			if r.ScriptMode && r.Script != nil && len(r.Argv) > 0 {
+				z.scriptProgramUnbound(w, &r, deadline)
+			}
 		}
 	default:
 		w = newWalker(z, z.cat, a, 0, r.Dir, r.Secrets, deadline, 0, 0)
@@ -112,7 +115,9 @@ func (z *Analyzer) Analyze(r Request) (a *Analysis) {
 }
 
 // programName is the program an argv run directly is: the executable's
-// name (busybox runs the applet argv[0] names).
+// name (busybox runs the applet argv[0] names, and rustup the proxy it
+// names: cargo, rustc and the others installed as links to rustup, the
+// rustup book's "Proxies").
 func (z *Analyzer) programName(r *Request) string {
 	name := path.Base(r.Argv[0])
 	if r.Executable != "" {
@@ -121,7 +126,43 @@ func (z *Analyzer) programName(r *Request) string {
 	if name == "busybox" && len(r.Argv) > 0 {
 		name = path.Base(r.Argv[0])
 	}
+	if name == "rustup" && len(r.Argv) > 0 && rustupProxies[path.Base(r.Argv[0])] {
+		name = path.Base(r.Argv[0])
+	}
 	return name
+}
+
+// rustupProxies are the tools rustup runs when started by their name.
+var rustupProxies = setOf("cargo", "rustc", "rustdoc", "rustfmt", "cargo-fmt", "cargo-clippy", "clippy-driver", "cargo-miri", "rust-analyzer", "rust-gdb", "rust-lldb")
+
+// scriptProgramUnbound: a script file run directly in a language the device
+// does not explain (npm's npm-cli.js, a pip or pytest that pip installed,
+// aws) is not understood, but a pin of it still lists what that program
+// reads, as its table says for a program of the file's name, and the
+// interpreter its #! line names (the file itself is bound by its hash).
+func (z *Analyzer) scriptProgramUnbound(w *walker, r *Request, d deadline) {
+	first, _, _ := strings.Cut(*r.Script, "\n")
+	first = strings.TrimSuffix(first, "\r")
+	if fields := strings.Fields(strings.TrimPrefix(first, "#!")); len(fields) > 0 {
+		switch {
+		case path.Base(fields[0]) != "env":
+			w.unbound.add(fields[0], "the interpreter the #! line names: bound by its path, not by its contents", "")
+		case len(fields) > 1 && !strings.HasPrefix(fields[1], "-"):
+			w.unbound.viaPath = true
+			w.unbound.add(path.Base(fields[1])+" via PATH", "the script's "+shellQuote(first)+" line lets PATH choose the interpreter when it runs", "")
+		}
+	}
+	name := z.programName(r)
+	if z.cat.byName[name] == nil {
+		return
+	}
+	sub := newWalker(z, z.cat, &Analysis{Readers: map[string][]string{}}, 0, r.Dir, r.Secrets, d, 0, 0)
+	c := z.directCmd(sub, r, name)
+	sub.runAt(c, 0, len(c.ws))
+	for _, u := range sub.unbound.items {
+		w.unbound.add(u.Name, u.Why, u.Safer)
+	}
+	w.unbound.viaPath = w.unbound.viaPath || sub.unbound.viaPath
 }
 
 // directCmd is the request's own argv as one command, its first word the

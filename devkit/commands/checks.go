@@ -33,6 +33,22 @@ type checkResult struct {
 	Writes        string // a file it writes, which only the check can tell from its words (docker cp CONTAINER:SRC DEST)
 	RunsFile      string // a file it runs as code, which only the check can tell from its words (bun run FILE, not a script's name)
 	Output        string // the secret data the command's output carries
+	// Code: files the form runs or deploys as code, found in its words
+	// (pip install ./pkg: its setup.py), named in "whose code runs" and
+	// in the pin's list; written earlier in the script, write, then run.
+	// A pointer, so that a result stays comparable.
+	Code *codeFiles
+	// NoConfig: this form starts nothing the program's files and
+	// variables configure (scp and rsync copying between local paths run
+	// no ssh): its reads-code, includes and reads-env leave the list.
+	NoConfig bool
+}
+
+// codeFiles are the files a check found, with why the program reads them
+// (for the pin's list: "NAME WHY; its contents are not bound").
+type codeFiles struct {
+	files []string
+	why   string
 }
 
 // checks is the registry the table loader validates `check=NAME` against.
@@ -52,6 +68,10 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-run-source":      checkGoRunSource, // checks_install.go
 	"package-install":    checkPackageInstall,
 	"helm-chart":         checkHelmChart, // checks_install.go
+	"pip-project":        checkPipProject,
+	"pip-requirements":   checkPipRequirements,
+	"gpg-verify":         checkGPGVerify,
+	"local-copy":         checkLocalCopy,
 	"env-names":          checkEnvNames,
 	"envsubst-format":    checkEnvsubstFormat,
 	"package-file":       checkPackageFile,

@@ -5,6 +5,7 @@
 package commands
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
@@ -37,6 +38,94 @@ func checkPackageInstall(in checkInput) checkResult {
 		return checkResult{}
 	}
 	return checkResult{Runs: true, Mark: in.Program + " runs the build and install code of " + strings.Join(fetched, ", ") + ", fetched from the network"}
+}
+
+// checkPipProject: a project directory named by a local path (".",
+// ./pkg, /src/pkg) is built by its own files, setup.py, setup.cfg and the
+// build backend pyproject.toml names (pip install's "Local project
+// installs"), and a local source archive by the setup code inside it: those
+// are the files whose code runs. A requirement name builds only what the
+// index sends (check=package-install marks that), so it names none.
+func checkPipProject(in checkInput) checkResult {
+	var code []string
+	for _, w := range in.Words {
+		if !localPath(w) && !(strings.Contains(w, "/") && !strings.ContainsAny(w, ":@")) {
+			continue
+		}
+		if archiveName(w) {
+			code = append(code, w)
+			continue
+		}
+		for _, f := range []string{"setup.py", "pyproject.toml", "setup.cfg"} {
+			code = append(code, path.Join(w, f))
+		}
+	}
+	return codeResult(code, "builds the project from it (its build code runs)")
+}
+
+// checkPipRequirements: a requirements file (-r) names what pip installs,
+// and can hold options (-e ., --index-url, -r of another file): its
+// contents decide what is built and run.
+func checkPipRequirements(in checkInput) checkResult {
+	var code []string
+	for _, w := range in.Words {
+		if w != "" && w != "-" && !strings.Contains(w, "://") {
+			code = append(code, w)
+		}
+	}
+	return codeResult(code, "installs what it names (-r: packages, options, more files)")
+}
+
+// checkGPGVerify: the gpg table describes --verify alone; gpg without a
+// command guesses one from its input (decrypt, import, verify), so a
+// command line without --verify is not understood.
+func checkGPGVerify(in checkInput) checkResult {
+	if !slices.Contains(in.Argv, "--verify") {
+		return checkResult{NotUnderstood: "only gpg --verify is described, and this command line has no --verify"}
+	}
+	return checkResult{}
+}
+
+// checkLocalCopy: scp and rsync reach another host only through an
+// operand naming one (host:path, user@host:path, rsync's host::module
+// and rsync:// URLs; scp(1) and rsync(1)): with none, they copy between
+// local paths and start no ssh, so ssh's configuration and the remote
+// shell's variables do not apply. A word decided at run time could name a
+// host.
+func checkLocalCopy(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if w == "" {
+			return checkResult{}
+		}
+		if i := strings.IndexByte(w, ':'); i >= 0 && !strings.Contains(w[:i], "/") {
+			return checkResult{}
+		}
+	}
+	return checkResult{NoConfig: true}
+}
+
+// codeResult is a check's answer naming the files whose code runs.
+func codeResult(files []string, why string) checkResult {
+	if len(files) == 0 {
+		return checkResult{}
+	}
+	return checkResult{Code: &codeFiles{files: files, why: why}}
+}
+
+// localPath: a word pip and its like read as a local path, not a
+// requirement name or a URL.
+func localPath(w string) bool {
+	return w == "." || w == ".." || strings.HasPrefix(w, "./") || strings.HasPrefix(w, "../") || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~/")
+}
+
+// archiveName: a distribution file rather than a directory.
+func archiveName(w string) bool {
+	for _, x := range []string{".whl", ".tar.gz", ".tgz", ".tar.bz2", ".zip"} {
+		if strings.HasSuffix(w, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // packageSource is where a package named on the command line comes from,
@@ -140,6 +229,9 @@ func checkGoLdflags(in checkInput) checkResult {
 // runs, and is marked (https://helm.sh/docs/helm/helm_install/).
 func checkHelmChart(in checkInput) checkResult {
 	var fetched []string
+	// What it deploys is the chart's and the values files' contents, which
+	// the request names but does not carry: the pin's list names them.
+	var code []string
 	// The chart is the last operand (NAME CHART, or CHART with -g).
 	if n := len(in.Words); n > 0 {
 		switch w := in.Words[n-1]; {
@@ -148,6 +240,16 @@ func checkHelmChart(in checkInput) checkResult {
 		case strings.Contains(w, "://") && !strings.HasPrefix(w, "file://"):
 			h, _ := hostOfURL(w)
 			fetched = append(fetched, Literal(w)+" from "+cmpOr(h, "a host decided at run time"))
+		default:
+			code = append(code, w)
+		}
+	}
+	for k, a := range in.Argv {
+		switch {
+		case (a == "-f" || a == "--values") && k+1 < len(in.Argv) && in.Argv[k+1] != "":
+			code = append(code, in.Argv[k+1])
+		case strings.HasPrefix(a, "--values=") && len(a) > len("--values="):
+			code = append(code, strings.TrimPrefix(a, "--values="))
 		}
 	}
 	for k, a := range in.Argv {
@@ -163,8 +265,9 @@ func checkHelmChart(in checkInput) checkResult {
 		h, _ := hostOfURL(repo)
 		fetched = append(fetched, "the chart repository "+Literal(repo)+" at "+cmpOr(h, "a host decided at run time"))
 	}
-	if len(fetched) == 0 {
-		return checkResult{}
+	r := codeResult(code, "deploys what it holds (a chart's templates and hooks, a repository chart as it is when run, the values they render with)")
+	if len(fetched) > 0 {
+		r.Runs, r.Mark = true, in.Program+" deploys a chart fetched from the network ("+strings.Join(fetched, ", ")+"): its templates and hooks run in the cluster as code the device cannot see"
 	}
-	return checkResult{Runs: true, Mark: in.Program + " deploys a chart fetched from the network (" + strings.Join(fetched, ", ") + "): its templates and hooks run in the cluster as code the device cannot see"}
+	return r
 }

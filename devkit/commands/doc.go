@@ -91,7 +91,10 @@
 // runs (code the device cannot see; shown with reads-code's files),
 // reads-code=F,... (files that can run code: listed in a pin's "does not
 // bind" list and in "whose code runs"; writing one earlier in the same
-// script makes it not understood), reads-stdin, env-dump, loads,
+// script makes it not understood), includes=D,... (the directives by
+// which those files read more files, make's include, ssh_config's
+// Include: the list names the files they name as one item), reads-stdin,
+// env-dump, loads,
 // check=NAME (a named check in checks.go), for-secret=VAR,... (the
 // program's API is what a secret in one of these variables is for),
 // reformats (writes its file operands in place without changing what
@@ -105,9 +108,15 @@
 // (with no operand, or "-", the program reads its program from standard
 // input; on an operands line, whatever the operands), no-stdin-code (this
 // option gives the program its commands, so it reads none from standard
-// input: psql -c, mysql -e), no-argv (this option makes the operands names, not a command:
+// input: psql -c, mysql -e), stdin-env=VAR,... (variables it reads only
+// when its program comes from standard input, interactive on a terminal:
+// python's PYTHONSTARTUP), skips-code=F,... and skips-env=VAR,... (on an
+// option that turns reading them off, python -S, wget --no-config: they
+// leave the list), no-argv (this option makes the operands names, not a command:
 // command -v), as-argv (this option makes shell-code operands a command:
-// watch -x).
+// watch -x), module (on an argv option: the command's first word is a
+// module the interpreter imports from its own path, python -m, so the pin's
+// list names the module, not the name via PATH).
 //
 // # How to add a program
 //

@@ -57,6 +57,7 @@ type argvSpan struct {
 	from, to int
 	remote   string // the host it runs on ("" when local)
 	opt      string // the option that introduced it ("" for operands)
+	module   bool   // its first word is a module (python -m), found by the interpreter, not by PATH
 }
 
 // checkUse is one named check with the words of its line.
@@ -514,7 +515,7 @@ func (m *match) takeNext(n *node, o *option, name string, words []word, i, base 
 			m.fail("%s: %s lacks the command it runs", n.path(), name)
 			return -1
 		}
-		m.argvs = append(m.argvs, argvSpan{from: base + i + 1, to: base + end, opt: name})
+		m.argvs = append(m.argvs, argvSpan{from: base + i + 1, to: base + end, opt: name, module: o.eff.module})
 		if n.syntax == syntaxSingle {
 			return end + 1
 		}
@@ -827,6 +828,15 @@ func fixedVals(ws []word) []string {
 
 // finish decides the class of the matched form.
 func (m *match) finish(words []word) {
+	// An option that turns reading off (python -S, wget --no-config):
+	// those files and variables are not read, so not listed.
+	if len(m.eff.skipsCode) > 0 {
+		m.eff.readsCode = slices.DeleteFunc(slices.Clone(m.eff.readsCode), func(f string) bool { return slices.Contains(m.eff.skipsCode, f) })
+	}
+	if len(m.eff.skipsEnv) > 0 {
+		m.eff.readsEnv = slices.DeleteFunc(slices.Clone(m.eff.readsEnv), func(v string) bool { return slices.Contains(m.eff.skipsEnv, v) })
+		m.eff.stdinEnv = slices.DeleteFunc(slices.Clone(m.eff.stdinEnv), func(v string) bool { return slices.Contains(m.eff.skipsEnv, v) })
+	}
 	last := m.chain[len(m.chain)-1]
 	path := last.path()
 	if m.whole != nil {

@@ -28,6 +28,9 @@ type simpleCmd struct {
 	in     flow
 	text   string
 	direct bool // the invocation's own argv: the executable is bound by its hash
+	// module: the command is a module its interpreter (this program)
+	// imports by name (python -m), not a program PATH chooses.
+	module string
 	// replaced is the string a wrapper replaces in every word of the
 	// command it runs (xargs -I R, find -exec's {}): code that holds it is
 	// built at run time from what the wrapper reads.
@@ -244,6 +247,8 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		} else {
 			return w.projectProgram(c, raw, out, i, end)
 		}
+	} else if c.module != "" {
+		w.unbound.add("module "+name, c.module+" imports it by name from sys.path, the working directory first unless -P or -I (its "+name+".py or "+name+"/ there comes before the installed one): which file that is, and its contents, are not bound", "")
 	} else if !builtins[name] && (w.funcs[name] == nil || i > 0) && !c.direct && !w.viaPathSeen[name] {
 		w.viaPathSeen[name] = true
 		w.unbound.viaPath = true
@@ -555,11 +560,21 @@ func (w *walker) stdinProgram(c *simpleCmd, name, lang string) {
 // inherited environment and the options pick them.
 func (w *walker) shellStartup(sh string, opts []string, line int) {
 	interactive, login := false, false
+	// bash --norc and --noprofile skip ~/.bashrc and the profile files
+	// (bash(1) INVOCATION); zsh -f (--no-rcs) reads /etc/zshenv alone
+	// (zsh(1) STARTUP/SHUTDOWN FILES, NO_RCS).
+	noRC, noProfile, noRCS, command := false, false, false, false
 options:
 	for i, o := range opts {
 		switch {
 		case o == "--login":
 			login = true
+		case o == "--norc":
+			noRC = true
+		case o == "--noprofile":
+			noProfile = true
+		case o == "--no-rcs":
+			noRCS = true
 		case o == "--rcfile" || o == "--init-file":
 			if i+1 < len(opts) {
 				w.unbound.add(opts[i+1], sh+" reads it first ("+o+"); its contents are not bound", "")
@@ -570,6 +585,8 @@ options:
 		case len(o) > 1 && o[0] == '-' && o[1] != '-':
 			interactive = interactive || strings.ContainsRune(o, 'i')
 			login = login || strings.ContainsRune(o, 'l')
+			noRCS = noRCS || sh == "zsh" && strings.ContainsRune(o, 'f')
+			command = command || strings.ContainsRune(o, 'c')
 			if strings.ContainsAny(o, "oO") {
 				continue options // its value is the next word, not the script
 			}
@@ -581,13 +598,22 @@ options:
 	w.startupWritten(sh, interactive, login, line)
 	switch sh {
 	case "bash":
+		// bash's run_startup_files: a non-interactive, non-login bash
+		// with -c reads ~/.bashrc when it finds itself started by sshd
+		// (SSH_CLIENT set, SHLVL below 2, on systems that build bash with
+		// SSH_SOURCE_BASHRC, Debian's among them); a script file never.
+		switch {
+		case interactive && !login && !noRC:
+			w.unbound.add("~/.bashrc", "an interactive bash reads it first", "")
+		case login && !noProfile:
+			w.unbound.add("~/.bashrc", "a login bash runs it when a profile file sources it (Debian's ~/.profile does)", "")
+		case !interactive && !login && !noRC && command:
+			w.unbound.add("~/.bashrc", "bash reads it first when sshd is its parent (Debian and others build bash so), which the request does not say", "")
+		}
 		if !interactive {
 			w.unbound.add("BASH_ENV", "inherited, not sent: a non-interactive bash first runs the file it names", "")
-			w.unbound.add("~/.bashrc", "bash reads it first when sshd is its parent (Debian and others build bash so), which the request does not say", "")
-		} else {
-			w.unbound.add("~/.bashrc", "an interactive bash reads it first", "")
 		}
-		if login {
+		if login && !noProfile {
 			w.unbound.add("/etc/profile", "a login bash reads it first", "")
 			w.unbound.add("~/.bash_profile", "a login bash reads the first of ~/.bash_profile, ~/.bash_login and ~/.profile", "")
 			w.unbound.add("~/.bash_login", "a login bash reads it when ~/.bash_profile is absent", "")
@@ -595,9 +621,17 @@ options:
 		}
 	case "zsh":
 		w.unbound.add("/etc/zshenv", "zsh reads it first, whatever its options (/etc/zsh/zshenv on Debian)", "")
+		if noRCS {
+			break
+		}
 		w.unbound.add("~/.zshenv", "zsh reads it next (ZDOTDIR, inherited, may move it)", "")
 		if login {
+			w.unbound.add("/etc/zprofile and /etc/zlogin", "a login zsh reads them (/etc/zsh/ on Debian)", "")
 			w.unbound.add("~/.zprofile and ~/.zlogin", "a login zsh reads them", "")
+		}
+		if interactive {
+			w.unbound.add("/etc/zshrc", "an interactive zsh reads it (/etc/zsh/zshrc on Debian)", "")
+			w.unbound.add("~/.zshrc", "an interactive zsh reads it (ZDOTDIR, inherited, may move it)", "")
 		}
 	default:
 		if interactive {
@@ -620,9 +654,18 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		argv = fixedVals(c.ws[i:end])
 	}
 	var patch intoDir      // the patch it applies, when the script wrote, downloaded or piped it
-	var checkCode []string // files its checks found it runs as code
+	var checkCode []string // files a check found the form runs as code
+	var runsFiles []string // files a check found it runs, by its words (bun run FILE)
+	noConfig := false      // a check found the program's files and variables do not apply
 	for _, ch := range m.checks {
 		r := checks[ch.name](checkInput{Program: name, Argv: argv, Words: ch.words, SecretEnv: w.envSecrets, OutAway: c.in.outAway})
+		noConfig = noConfig || r.NoConfig
+		if r.Code != nil {
+			for _, f := range r.Code.files {
+				checkCode = append(checkCode, f)
+				w.unbound.add(f, name+" "+r.Code.why+"; its contents are not bound", "")
+			}
+		}
 		if r.NotUnderstood != "" {
 			w.reason(SeverityRunsUnseen, line, false, "%s: %s", name, r.NotUnderstood)
 		}
@@ -651,7 +694,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			w.checkWritePath("writes", r.Writes, true, w.display(r.Writes), line)
 		}
 		if r.RunsFile != "" {
-			checkCode = append(checkCode, r.RunsFile)
+			runsFiles = append(runsFiles, r.RunsFile)
 		}
 	}
 	if m.problem != "" {
@@ -668,11 +711,15 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(c.named) > 0 && !net {
 		w.mark(SeverityExposes, line, true, "uses secret %s: %s", w.secretLabels(c.named), c.text)
 	}
-	codeFiles := slices.Clone(m.eff.readsCode)
+	readsCode, includes, readsEnv := m.eff.readsCode, m.eff.includes, m.eff.readsEnv
+	if noConfig {
+		readsCode, includes, readsEnv = nil, nil, nil
+	}
+	codeFiles := append(slices.Clone(readsCode), checkCode...)
 	var codeArgs []string // the files its words name as code
-	codeFiles = append(codeFiles, checkCode...)
-	codeArgs = append(codeArgs, checkCode...)
-	for _, f := range checkCode {
+	codeFiles = append(codeFiles, runsFiles...)
+	codeArgs = append(codeArgs, runsFiles...)
+	for _, f := range runsFiles {
 		w.unbound.add(f, "the file "+name+" runs as code: the request carries its name, not its contents",
 			"run "+scriptCommand(f)+" itself (executable, with a #! line): the request then carries its hash")
 	}
@@ -872,7 +919,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	files := codeFiles
 	if !optCodeFile {
 		dir := m.workdir()
-		for _, f := range m.eff.readsCode {
+		for _, f := range readsCode {
 			if dir != "" && !path.IsAbs(f) && !strings.HasPrefix(f, "~") {
 				f = path.Join(dir, f)
 			}
@@ -881,10 +928,17 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			}
 		}
 	}
-	if len(m.eff.readsEnv) > 0 {
+	if len(includes) > 0 {
+		// The files its files name by a directive (make's include, ssh's
+		// Include): read as if written in place, under names no table
+		// knows.
+		dirs := strings.Join(includes, ", ")
+		w.unbound.add("files named by "+dirs, name+" reads the files its own files name by these lines, as part of them; their contents are not bound", "")
+	}
+	if len(readsEnv) > 0 {
 		// One item for the program's variables, so that they do not
 		// crowd its files out of the capped list.
-		w.unbound.add(strings.Join(m.eff.readsEnv, ", "), "inherited, not sent: "+name+" reads these variables, and they change what it runs or where it connects", "")
+		w.unbound.add(strings.Join(readsEnv, ", "), "inherited, not sent: "+name+" reads these variables, and they change what it runs or where it connects", "")
 	}
 	if (len(files) > 0 || m.eff.runs) && w.extracted > 0 {
 		what := "the project's code"
@@ -938,6 +992,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	})
 	if m.stdinCode || dashCode {
 		w.stdinProgram(c, name, cmpOr(m.stdinLang, progLang(p)))
+		if len(m.eff.stdinEnv) > 0 {
+			w.unbound.add(strings.Join(m.eff.stdinEnv, ", "), "inherited, not sent: "+name+" reads its program from standard input, and on a terminal it first runs the file named here", "")
+		}
 	}
 	if net && m.eff.writes {
 		hasOut := slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "out" })
@@ -974,7 +1031,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if a.opt != "" {
 			w.emit(c.depth+1, name+" runs ("+a.opt+"):")
 			inner := *c
-			inner.depth, inner.in, inner.direct = c.depth+1, flow{}, false
+			inner.depth, inner.in, inner.direct, inner.module = c.depth+1, flow{}, false, ""
+			if a.module {
+				inner.module = name
+			}
 			if to >= len(c.ws) || c.ws[to].val != "+" {
 				// -exec CMD {} +: {} is replaced only as the last word.
 				inner.replaced = replaceString(p.names[0], a.opt, nil)
@@ -983,7 +1043,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			continue
 		}
 		inner := *c
-		inner.direct = false
+		inner.direct, inner.module = false, ""
 		inner.replaced = replaceString(p.names[0], "", fixedVals(c.ws[i+1:from]))
 		if m.eff.readsStdin && !m.eff.sendsStdin {
 			// xargs reads the pipe into words: what it runs is not fed

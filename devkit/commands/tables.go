@@ -62,13 +62,17 @@ func (k kind) String() string {
 type effects struct {
 	readOnly, irreversible, writes, deletes, net, sendsStdin bool
 	runs, readsStdin, envDump, loads, noArgv, asArgv, meta   bool
+	module                                                   bool     // the argv option's command is a module the interpreter finds itself (python -m), not a program PATH finds
 	extracts                                                 bool     // writes where it runs unless a read-only option is used (unzip)
 	workdir                                                  bool     // the option's dir value is where the program works (git -C, make -C)
 	sendsFile                                                bool     // the option's file value is sent to the destination (wget --post-file, curl -T)
 	reformats                                                bool     // rewrites its file operands in place without changing what they do (gofmt -w)
 	noStdinCode                                              bool     // no-stdin-code: this option gives the program its commands (psql -c)
 	readsEnv                                                 []string // variables that change what the program runs
+	stdinEnv                                                 []string // variables it reads when its program comes from standard input (interactive on a terminal)
+	skipsCode, skipsEnv                                      []string // files and variables of reads-code and reads-env this option turns off (python -S, wget --no-config)
 	readsCode                                                []string // files that can run code
+	includes                                                 []string // the directives by which those files name more files (make's include)
 	forSecret                                                []string // variables whose secret the program's API is for
 	checks                                                   []string // named checks (checks.go)
 	writesFiles                                              []string // writes=F: files this form writes by name
@@ -90,12 +94,17 @@ func (e *effects) merge(o effects) {
 	e.noArgv = e.noArgv || o.noArgv
 	e.asArgv = e.asArgv || o.asArgv
 	e.meta = e.meta || o.meta
+	e.module = e.module || o.module
 	e.extracts = e.extracts || o.extracts
 	e.workdir = e.workdir || o.workdir
 	e.sendsFile = e.sendsFile || o.sendsFile
 	e.reformats = e.reformats || o.reformats
 	e.readsEnv = appendNew(e.readsEnv, o.readsEnv...)
+	e.stdinEnv = appendNew(e.stdinEnv, o.stdinEnv...)
+	e.skipsCode = appendNew(e.skipsCode, o.skipsCode...)
+	e.skipsEnv = appendNew(e.skipsEnv, o.skipsEnv...)
 	e.readsCode = appendNew(e.readsCode, o.readsCode...)
+	e.includes = appendNew(e.includes, o.includes...)
 	e.forSecret = appendNew(e.forSecret, o.forSecret...)
 	e.checks = appendNew(e.checks, o.checks...)
 	e.writesFiles = appendNew(e.writesFiles, o.writesFiles...)
@@ -402,6 +411,28 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.sendsFile = true
 		case a == "reformats":
 			e.writes, e.reformats = true, true
+		case hasVal && key == "skips-code":
+			files := strings.Split(val, ",")
+			if slices.Contains(files, "") {
+				p.errorf("skips-code needs file names separated by commas")
+			}
+			e.skipsCode = appendNew(e.skipsCode, files...)
+		case hasVal && key == "skips-env":
+			vars := strings.Split(val, ",")
+			for _, v := range vars {
+				if !isVarName(strings.TrimSuffix(v, "*")) {
+					p.errorf("skips-env: %q is not a variable name", v)
+				}
+			}
+			e.skipsEnv = appendNew(e.skipsEnv, vars...)
+		case hasVal && key == "stdin-env":
+			vars := strings.Split(val, ",")
+			for _, v := range vars {
+				if !isVarName(v) {
+					p.errorf("stdin-env: %q is not a variable name", v)
+				}
+			}
+			e.stdinEnv = appendNew(e.stdinEnv, vars...)
 		case hasVal && key == "reads-env":
 			vars := strings.Split(val, ",")
 			for _, v := range vars {
@@ -428,6 +459,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.noArgv = true
 		case a == "as-argv":
 			e.asArgv = true
+		case a == "module":
+			e.module = true
 		case a == "metadata":
 			e.meta = true
 		case a == "no-stdin-code":
@@ -439,6 +472,12 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 				p.errorf("reads-code needs file names separated by commas")
 			}
 			e.readsCode = appendNew(e.readsCode, files...)
+		case hasVal && key == "includes":
+			dirs := strings.Split(val, ",")
+			if slices.Contains(dirs, "") {
+				p.errorf("includes needs the directives separated by commas")
+			}
+			e.includes = appendNew(e.includes, dirs...)
 		case hasVal && key == "for-secret":
 			vars := strings.Split(val, ",")
 			for _, v := range vars {
@@ -647,11 +686,11 @@ func (p *tableParser) form(n *node, args []string) {
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "extracts", "workdir", "sends-file", "reformats", "deletes", "net", "sends-stdin",
-		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "metadata", "no-stdin-code", "whole":
+		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "module", "metadata", "no-stdin-code", "whole":
 		return true
 	}
 	k, _, _ := strings.Cut(a, "=")
-	return (k == "reads-code" || k == "reads-env" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
+	return (k == "reads-code" || k == "includes" || k == "reads-env" || k == "stdin-env" || k == "skips-code" || k == "skips-env" || k == "for-secret" || k == "check" || k == "writes" || k == "stdin-code") && strings.Contains(a, "=")
 }
 
 // finishProgram checks what only a whole table can show.
