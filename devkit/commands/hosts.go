@@ -7,6 +7,7 @@ package commands
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -292,6 +293,53 @@ var codeVariables = map[string]string{
 	"GCONV_PATH":                "where the C library loads conversion modules from",
 	"CARGO_HOME":                "where cargo reads its configuration",
 	"GOFLAGS_TOOLEXEC":          "a program go runs around its tools",
+}
+
+// configFileVariables are the variables that move a configuration file a
+// table reads as code (reads-code) to the path they hold, each from the
+// program's manual: KUBECONFIG (kubectl, helm: a kubeconfig's users can
+// name an exec credential plugin), AWS_CONFIG_FILE and
+// AWS_SHARED_CREDENTIALS_FILE (the AWS CLI's credential_process),
+// DOCKER_CONFIG (a directory: its config.json's credsStore and
+// credHelpers name programs docker runs), CLOUDSDK_CONFIG (gcloud's
+// configuration directory), TF_CLI_CONFIG_FILE (terraform's CLI
+// configuration), GOENV (go's env file), PSQLRC, GEMRC. A directory's
+// variable ends in "/" and names the file under it.
+var configFileVariables = map[string][2]string{
+	"KUBECONFIG":                  {"~/.kube/config", ""},
+	"AWS_CONFIG_FILE":             {"~/.aws/config", ""},
+	"AWS_SHARED_CREDENTIALS_FILE": {"~/.aws/credentials", ""},
+	"DOCKER_CONFIG":               {"~/.docker/config.json", "config.json"},
+	"CLOUDSDK_CONFIG":             {"~/.config/gcloud/properties", "properties"},
+	"TF_CLI_CONFIG_FILE":          {"~/.terraformrc", ""},
+	"GOENV":                       {"~/.config/go/env", ""},
+	"PSQLRC":                      {"~/.psqlrc", ""},
+	"GEMRC":                       {"~/.gemrc", ""},
+}
+
+// relocatedConfig: the files the script's configuration variables put in
+// place of the reads-code files of a command (KUBECONFIG=./kc.yaml
+// kubectl: kubectl runs what ./kc.yaml says, as it would ~/.kube/config).
+func (w *walker) relocatedConfig(readsCode []string) []string {
+	var out []string
+	for name, v := range w.confVars {
+		def := configFileVariables[name]
+		if !slices.Contains(readsCode, def[0]) {
+			continue
+		}
+		// KUBECONFIG is a list, like PATH.
+		for _, f := range strings.Split(v, ":") {
+			if f == "" {
+				continue
+			}
+			if def[1] != "" {
+				f = path.Join(f, def[1])
+			}
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out) // the map's order is not the script's
+	return out
 }
 
 // redirectVariable says why setting a variable sends programs' requests,

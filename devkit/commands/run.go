@@ -363,13 +363,38 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string, i, end int) strin
 	if w.afterPatch(w.display(raw), nil, true, line) {
 		return out
 	}
-	if path.IsAbs(raw) && w.wd != "" && !strings.HasPrefix(path.Clean(raw), strings.TrimSuffix(path.Clean(w.wd), "/")+"/") {
+	if path.IsAbs(raw) && w.wd != "" && !strings.HasPrefix(path.Clean(raw), strings.TrimSuffix(path.Clean(w.wd), "/")+"/") ||
+		!path.IsAbs(raw) && w.outsideWorkDir(raw) {
+		// ../../tmp/x, or ./x after cd /tmp: the path leaves the
+		// working directory, wherever it is written.
 		w.reason(SeverityRunsUnseen, line, false, "runs %s, a program outside the working directory that no table describes", w.display(raw))
+		return out
+	}
+	if inGitDir(w.resolve(raw)) {
+		// No checkout writes there: a file in .git is no commit's, so
+		// not the project's code (git's own hooks are run by git).
+		w.reason(SeverityRunsUnseen, line, false, "runs %s, a file inside the repository's .git directory, which no commit holds: not the project's code", w.display(raw))
 		return out
 	}
 	w.likeKnownProgram(c, raw, i, end)
 	w.runsLine(line, "runs the project's code: %s (a program of the project, run by its path: the device does not see what it does)", w.display(raw))
 	return out
+}
+
+// homeWord: a word naming the home directory or a path under it.
+func homeWord(shown string) bool {
+	s := strings.TrimPrefix(shown, `"`)
+	for _, h := range []string{"~", "$HOME", "${HOME}"} {
+		if s == h || strings.HasPrefix(s, h+"/") || strings.HasPrefix(s, h+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// inGitDir: a path inside a repository's .git directory.
+func inGitDir(p string) bool {
+	return p == ".git" || strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/")
 }
 
 // likeKnownProgram: a program of the project named as a program a table
@@ -855,6 +880,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	// Files that run code: named in "whose code runs" and in the pin's
 	// list; written earlier in the same script, the command is not
 	// understood (write, then run).
+	codeFiles = append(codeFiles, w.relocatedConfig(m.eff.readsCode)...)
 	files := codeFiles
 	if !optCodeFile {
 		dir := m.workdir()
@@ -1265,9 +1291,29 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		if len(ops) == 0 {
 			w.jobs = nil // bash(1): with no operand, wait waits for every background job
 		}
+	case "unset":
+		// the variable, and its attributes, are gone
+		for _, o := range ops {
+			delete(w.assoc, o)
+			delete(w.integer, o)
+		}
 	case "cd", "pushd":
 		w.cd(ops)
+		if end-i == 2 && homeWord(c.ws[i+1].shown) {
+			// cd ~, cd "$HOME/x": the home directory, outside the working
+			// directory wherever it is (./x there is not the project's)
+			w.cwd = "~"
+		}
+	case "test", "[":
+		for k := i + 1; k+1 < end; k++ {
+			if c.ws[k].fixed && (c.ws[k].val == "-v" || c.ws[k].val == "-R") {
+				w.nameOperand(c.ws[k+1].val, c.ws[k+1].fixed, c.ws[k+1].shown, name+" "+c.ws[k].val, line)
+			}
+		}
 	case "read", "mapfile", "readarray":
+		if name == "read" {
+			w.readNames(c, i, end)
+		}
 		if t := w.stdinTaint(c.in); t != "" {
 			for k, o := range ops {
 				if c.ws[i+1+k].fixed && !strings.HasPrefix(o, "-") && isVarName(o) {
@@ -1344,6 +1390,41 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		if file != "" {
 			w.unbound.add(file, "the script reads and runs it ("+name+"); its contents are not bound", "")
 		}
+	}
+}
+
+// readNames checks the names read assigns (its operands, and -a's
+// value): each is a name bash evaluates with its subscript.
+func (w *walker) readNames(c *simpleCmd, i, end int) {
+	opts := true
+	for k := i + 1; k < end; k++ {
+		wd := c.ws[k]
+		if opts && wd.fixed && wd.val == "--" {
+			opts = false
+			continue
+		}
+		if opts && wd.fixed && len(wd.val) > 1 && wd.val[0] == '-' {
+			// -r -s -e, and the options that take a value: -d -i -n -N
+			// -p -t -u (skipped) and -a (an array's name, checked)
+			for j := 1; j < len(wd.val); j++ {
+				ch := wd.val[j]
+				if !strings.ContainsRune("adinNptu", rune(ch)) {
+					continue
+				}
+				val, valShown, valFixed := wd.val[j+1:], wd.val[j+1:], true
+				if val == "" && k+1 < end {
+					k++
+					val, valShown, valFixed = c.ws[k].val, c.ws[k].shown, c.ws[k].fixed
+				}
+				if ch == 'a' {
+					w.nameOperand(val, valFixed, valShown, "read -a", c.line)
+				}
+				break
+			}
+			continue
+		}
+		opts = false
+		w.nameOperand(wd.val, wd.fixed, wd.shown, "read", c.line)
 	}
 }
 

