@@ -109,9 +109,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 	n := len(args)
 	cmd := &simpleCmd{words: args, line: line, depth: depth, in: in, text: text, ws: make([]word, n), taints: make([]string, n), passed: passed}
 	for k, wd := range args {
-		if w.lang == syntax.LangZsh && zshQualifierRuns(w.show(wd)) {
-			w.reason(SeverityRunsUnseen, line, false, "the zsh glob qualifier in %s runs code for each file it matches", w.show(wd))
-		}
+		w.zshGlob(wd, line)
 		v, fixed := w.value(wd)
 		p := v
 		if !fixed {
@@ -139,8 +137,18 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 	return w.runAt(cmd, 0, n)
 }
 
+// zshGlob checks a word zsh expands as a glob (a command's, a for
+// loop's, an array's): a qualifier in it may run code.
+func (w *walker) zshGlob(wd *syntax.Word, line int) {
+	if wd != nil && w.lang == syntax.LangZsh && zshQualifierRuns(w.show(wd)) {
+		w.reason(SeverityRunsUnseen, line, false, "the zsh glob qualifier in %s runs code for each file it matches", w.show(wd))
+	}
+}
+
 // zshQualifierRuns: a zsh glob qualifier (e:...:) or (+cmd) evaluates
-// shell code for each file.
+// shell code for each file. The string of e may be delimited by any
+// character, or a bracket pair (zshexpn(1), Glob Qualifiers: e{...},
+// e,...,); a group with | is an alternation, not qualifiers.
 func zshQualifierRuns(s string) bool {
 	for i := strings.IndexByte(s, '('); i >= 0 && i+1 < len(s); {
 		q := s[i+1:]
@@ -148,7 +156,7 @@ func zshQualifierRuns(s string) bool {
 		if end < 0 {
 			end = len(q)
 		}
-		if strings.ContainsAny(q[:end], "+") || strings.Contains(q[:end], "e:") || strings.Contains(q[:end], "e'") || strings.Contains(q[:end], "e\"") {
+		if strings.ContainsAny(q[:end], "+") || qualifierE(q[:end]) {
 			return true
 		}
 		next := strings.IndexByte(q, '(')
@@ -158,6 +166,38 @@ func zshQualifierRuns(s string) bool {
 		i += next + 1
 	}
 	return false
+}
+
+// qualifierE: a qualifier list with e followed by a delimiter (not a
+// letter or a digit), the start of code e runs.
+func qualifierE(q string) bool {
+	if strings.Contains(unquoted(q), "|") {
+		return false // (a|b): an alternation of patterns
+	}
+	for j := 0; j+1 < len(q); j++ {
+		if c := q[j+1]; q[j] == 'e' && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return true
+		}
+	}
+	return false
+}
+
+// unquoted is s without its '...' and "..." parts.
+func unquoted(s string) string {
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+		case c == '\'' || c == '"':
+			quote = c
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func firstWord(c *simpleCmd) string {
@@ -265,6 +305,9 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		return out
 	}
 	p := w.cat.lookup(name)
+	if zp := w.cat.byName["zsh-"+name]; zp != nil && w.lang == syntax.LangZsh && raw == name {
+		p = zp // zsh's own builtin (print, setopt), not a program of that name
+	}
 	if p == nil {
 		w.reason(SeverityRunsUnseen, line, false, "%s is not a command the device knows, so it cannot say what it does with the secrets or the network", w.display(name))
 		w.command(line, c.depth, c.text, "", "", ClassOther)

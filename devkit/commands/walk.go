@@ -478,6 +478,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			taint := ""
 			numbers := l.InPos.IsValid()
 			for _, it := range l.Items {
+				w.zshGlob(it, line)
 				taint = cmp.Or(w.word(it, depth, line), taint)
 				if v, ok := fixedWord(it); !ok || !isNumber(v) {
 					numbers = false
@@ -1448,6 +1449,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	numbers := a.Array != nil // every element a literal number
 	if a.Array != nil {
 		for _, el := range a.Array.Elems {
+			w.zshGlob(el.Value, line)
 			if el.Value != nil {
 				if t := w.word(el.Value, depth, line); t != "" {
 					taint = t
@@ -1507,7 +1509,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 // envAssign checks a variable set by the script (for itself or in a
 // command's environment).
 func (w *walker) envAssign(name, value string, fixed bool, line int) {
-	if why := codeVariable(name, value, fixed); why != "" {
+	if why := codeVariable(name, value, fixed); why != "" && !(fixed && commandVariable(name) && (value == "" || w.inertCommand(value))) {
 		w.reason(SeverityRunsUnseen, line, false, "sets %s, %s", w.display(name), why)
 	}
 	if name == "PATH" {
@@ -1523,6 +1525,46 @@ func (w *walker) envAssign(name, value string, fixed bool, line int) {
 			delete(w.confVars, name)
 		}
 	}
+}
+
+// commandVariable: a variable whose value programs run as their pager,
+// editor or password prompt (GIT_PAGER, AWS_PAGER, GIT_EDITOR, VISUAL,
+// SSH_ASKPASS): empty, the program uses none or its default, as if it
+// were not set (git-config(1) core.pager: "an empty string or the value
+// cat": no pager; the AWS CLI: AWS_PAGER="" turns its pager off).
+func commandVariable(name string) bool {
+	up := strings.ToUpper(name)
+	return up == "PAGER" || up == "MANPAGER" || up == "EDITOR" || up == "VISUAL" ||
+		strings.HasSuffix(up, "_PAGER") || strings.HasSuffix(up, "_EDITOR") || strings.HasSuffix(up, "_ASKPASS")
+}
+
+// inertCommand: a command line, literal and plain, whose program's table
+// says it only reads (cat, true): as a pager or an editor it runs nothing
+// else. Anything else (less, which runs LESSOPEN; a shell word) is not.
+func (w *walker) inertCommand(v string) bool {
+	fields := strings.Fields(v)
+	if len(fields) == 0 || len(fields) > 4 {
+		return false
+	}
+	words := make([]word, 0, len(fields)-1)
+	for _, f := range fields {
+		if !plainChars(f) {
+			return false
+		}
+	}
+	for _, f := range fields[1:] {
+		words = append(words, word{val: f, fixed: true, prefix: f, shown: f})
+	}
+	name := fields[0]
+	if dir := path.Dir(name); strings.Contains(name, "/") && !systemDirs[dir] {
+		return false
+	}
+	p := w.cat.lookup(path.Base(name))
+	if p == nil {
+		return false
+	}
+	m := w.matchCached(p, words)
+	return m.problem == "" && m.class == ClassReadOnly && !m.eff.runs && !m.eff.net && !m.eff.writes && len(m.eff.readsCode) == 0
 }
 
 // envDump marks a command that prints the whole environment.
