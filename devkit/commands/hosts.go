@@ -190,6 +190,9 @@ func credentialFile(f string) bool {
 // a configuration the device does not see; "" if it does not.
 func codeVariable(name, value string, fixed bool) string {
 	up := strings.ToUpper(name)
+	if up == "CDPATH" && fixed && value == "" {
+		return "" // CDPATH= turns the search off
+	}
 	if why, ok := codeVariables[up]; ok {
 		return why
 	}
@@ -293,6 +296,7 @@ var codeVariables = map[string]string{
 	"GCONV_PATH":                "where the C library loads conversion modules from",
 	"CARGO_HOME":                "where cargo reads its configuration",
 	"GOFLAGS_TOOLEXEC":          "a program go runs around its tools",
+	"CDPATH":                    "the directories cd looks in first, so cd NAME can leave the working directory and ./x there is no file of the project",
 }
 
 // configFileVariables are the variables that move a configuration file a

