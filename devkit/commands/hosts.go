@@ -215,6 +215,11 @@ func codeVariable(name, value string, fixed bool) string {
 			return "which programs take as a command to run"
 		}
 	}
+	if key, ok := strings.CutPrefix(up, "NPM_CONFIG_"); ok && fixed && inertNpmKey(strings.ToLower(strings.ReplaceAll(key, "_", "-")), value) {
+		// npm_config_loglevel=silent: a key .npmrc may set inertly
+		// (inert_config.go), given as npm reads any key (npm-config(7))
+		return ""
+	}
 	for _, prefix := range []string{"GIT_CONFIG", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "GIT_TRACE", "CARGO_TARGET_", "CARGO_BUILD_"} {
 		if strings.HasPrefix(up, prefix) {
 			return "which makes programs load code or configuration the device does not see"

