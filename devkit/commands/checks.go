@@ -60,6 +60,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"docker-volume":      checkDockerVolume,
 	"docker-mount":       checkDockerMount, // checks_docker.go
 	"docker-env":         checkDockerEnv,
+	"docker-build-arg":   checkDockerBuildArg,
 	"docker-env-file":    checkDockerEnvFile,
 	"docker-network":     checkDockerNetwork,
 	"psql-var":           checkPsqlVar, // checks_psql.go

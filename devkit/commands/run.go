@@ -985,6 +985,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
 		}
 	}
+	if p.names[0] == "git" {
+		w.gitCommitsSecret(c, m, i, end)
+	}
 	if patch.line > 0 && w.patched.line == 0 {
 		w.patched = patch
 	}
@@ -1262,6 +1265,28 @@ func (w *walker) scanned(c *simpleCmd, name string, m *match, scan func(string) 
 	return taint
 }
 
+// plainHTTPHosts: the hosts of the command's http:// URLs (not https),
+// other than this machine's loopback.
+func plainHTTPHosts(ws []word) []string {
+	var out []string
+	for _, wd := range ws {
+		v := wd.prefix
+		if wd.fixed {
+			v = wd.val
+		}
+		if len(v) < 7 || !strings.EqualFold(v[:7], "http://") {
+			continue
+		}
+		h, _ := hostOfURL(v)
+		h = strings.ToLower(strings.Trim(h, "[]"))
+		if h == "" || h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.") || h == "::1" {
+			continue
+		}
+		out = append(out, h)
+	}
+	return uniq(out)
+}
+
 // inputTaintOf is the secret data on the command's input (none known
 // without its match).
 func inputTaintOf(w *walker, c *simpleCmd, name string, m *match) string {
@@ -1283,6 +1308,11 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 	if dest == "" {
 		dest = "(no destination the device can see)"
 		w.unseen["where "+name+" connects (from its configuration)"] = true
+	}
+	if plain := plainHTTPHosts(c.ws[i+1 : end]); len(plain) > 0 && len(c.named) > 0 {
+		// curl -u "x:$TOKEN" http://api.github.com/: whatever the host,
+		// the secret crosses the network unencrypted first
+		w.mark(SeveritySecret, line, true, "sends secret %s over plain http (no TLS) to %s, so anyone on the way can read it: %s", w.secretLabels(c.named), strings.Join(plain, ", "), c.text)
 	}
 	if len(hosts) == 0 && len(c.named) > 0 && w.passedToItsAPI(c, forSecret) {
 		// GH_TOKEN="$GH_TOKEN" gh pr list: the secret is in the variable

@@ -102,6 +102,7 @@ type walker struct {
 	confVars    map[string]string   // configuration-file variables the script set (hosts.go), with their paths
 	assoc       map[string]bool     // associative arrays (declare -A): their subscripts are strings
 	loopNames   map[string][]string // a for loop's variable over literal names, while its body is walked
+	committed   repoSecret          // secret data the script committed to the repository (gitsecret.go)
 	integer     map[string]bool     // variables with the integer attribute (declare -i): assignments are arithmetic
 	unbound     *unboundList
 	viaPathSeen map[string]bool
