@@ -6,6 +6,7 @@ package commands
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,26 @@ type repoSecret struct {
 // repository, and marks a push that sends it.
 func (w *walker) gitCommitsSecret(c *simpleCmd, m *match, i, end int) {
 	form := m.form
+	t := firstTaint(c.taints[i:end])
 	switch {
+	case (form == "git remote add" || form == "git remote set-url") && t != "":
+		// a token in a remote's URL: git sends it to that URL's host on
+		// every fetch and push, and .git/config keeps it. To the host the
+		// token is for (x-access-token:$GH_TOKEN@github.com), that is its
+		// use.
+		if h := urlHostAfterAt(c.ws[end-1].shown); h != "" && len(c.named) > 0 && w.forHost(c.named, h) {
+			return
+		}
+		w.mark(SeveritySecret, c.line, true, "puts secret data (%s) in a remote's URL, which git sends to that URL's host and .git/config keeps: %s", w.secretLabel(t), c.text)
+		return
+	case form == "git config" && t != "":
+		// user.name "$TOKEN": every later commit carries it
+		for k := i + 1; k < end; k++ {
+			if v := c.ws[k]; v.fixed && strings.HasPrefix(strings.ToLower(v.val), "user.") {
+				w.identity = repoSecret{t, c.line}
+			}
+		}
+		return
 	case strings.HasPrefix(form, "git push"):
 		if w.committed.line > 0 {
 			w.mark(SeveritySecret, c.line, true, "git push sends commits that hold secret data (%s, committed at line %d) to the remote: %s", w.secretLabel(w.committed.data), w.committed.line, c.text)
@@ -31,8 +51,12 @@ func (w *walker) gitCommitsSecret(c *simpleCmd, m *match, i, end int) {
 	if w.committed.line > 0 {
 		return
 	}
+	if w.identity.line > 0 && form != "git add" {
+		w.committed = repoSecret{w.identity.data, c.line} // its author or committer
+		return
+	}
 	// a message or a note that carries it
-	if t := firstTaint(c.taints[i:end]); t != "" {
+	if t != "" {
 		w.committed = repoSecret{t, c.line}
 		return
 	}
@@ -66,4 +90,34 @@ func (w *walker) gitCommitsSecret(c *simpleCmd, m *match, i, end int) {
 			return
 		}
 	}
+}
+
+// urlHostAfterAt is the host of a URL written with a userinfo decided at
+// run time ("https://x:$TOKEN@github.com/o/r.git"): the literal text
+// after the last @, up to the path or port; "" when that is not literal.
+func urlHostAfterAt(shown string) string {
+	s := strings.Trim(shown, `"'`)
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 || !strings.Contains(s[:at], "://") {
+		return ""
+	}
+	h := s[at+1:]
+	if i := strings.IndexAny(h, "/:?#"); i >= 0 {
+		h = h[:i]
+	}
+	if h == "" || strings.ContainsAny(h, "$`\"'{}()") {
+		return ""
+	}
+	return strings.ToLower(h)
+}
+
+// forHost: every delivered secret among vars is for the host h (its API
+// hosts, apihosts.go).
+func (w *walker) forHost(vars []string, h string) bool {
+	for _, v := range w.deliveredOrigins(uniq(vars)) {
+		if !slices.Contains(apiHostsByVariable[v], h) {
+			return false
+		}
+	}
+	return true
 }

@@ -1044,7 +1044,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if len(connSecrets) > 0 && len(hosts) == 0 {
 			c = w.toItsServer(c, name, connSecrets)
 		}
-		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, m.eff.forSecret, i, end), out)
+		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, m.eff.sendsStdin, m.eff.forSecret, i, end), out)
 	} else {
 		for _, h := range hosts {
 			w.hostMarks(h, line)
@@ -1090,8 +1090,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		}
 		out = cmp.Or(w.runAt(&inner, from, to), out)
 	}
-	w.builtin(c, name, i, end)
-	return out
+	return cmp.Or(w.builtin(c, name, i, end), out)
 }
 
 // replaceString is the string a wrapper puts what it reads into, in every
@@ -1253,7 +1252,7 @@ func (w *walker) scanned(c *simpleCmd, name string, m *match, scan func(string) 
 		// what the program prints there: its input, its files, and the
 		// environment when it reads it
 		w.mark(SeverityNetwork, line, false, "the %s program connects to %s (a network special file, /inet/...)", name, strings.Join(uniq(f.hosts), ", "))
-		w.network(c, name, f.hosts, nil, false, true, nil, 0, len(c.ws))
+		w.network(c, name, f.hosts, nil, false, true, true, nil, 0, len(c.ws))
 		if f.env {
 			w.mark(SeveritySecret, line, true, "the %s program can send the whole environment, secret variables included, to %s", name, strings.Join(uniq(f.hosts), ", "))
 		}
@@ -1297,7 +1296,9 @@ func inputTaintOf(w *walker, c *simpleCmd, name string, m *match) string {
 }
 
 // network records where a command connects and what it sends there.
-func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin bool, forSecret []string, i, end int) string {
+// sendsStdin: its input is data it sends (gh secret set), not a
+// credential it logs in with (gh auth login --with-token).
+func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin, sendsStdin bool, forSecret []string, i, end int) string {
 	line := c.line
 	w.netCommands[c.text] = true
 	hosts = uniq(hosts)
@@ -1329,7 +1330,7 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 	}
 	if readsStdin {
 		switch {
-		case len(hosts) == 0 && slices.Contains(forSecret, c.in.taint):
+		case len(hosts) == 0 && slices.Contains(forSecret, c.in.taint) && !sendsStdin:
 			// gh auth login --with-token <<<"$GH_TOKEN": a token of the
 			// program's own API, to no host the command line chose
 			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s's own API: its input carries secret %s, which is for it (line %d)", w.display(name), c.in.taint, line))
@@ -1396,9 +1397,11 @@ func (w *walker) remoteStdin(c *simpleCmd, host string) {
 
 // builtin applies the shell's own semantics of its builtins, which a table
 // cannot say: where cd goes, what read assigns, what set and printf -v do.
-func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
+// It returns the secret data the builtin prints (set, declare -p NAME).
+func (w *walker) builtin(c *simpleCmd, name string, i, end int) string {
 	ops := fixedVals(c.ws[i+1 : end])
 	line := c.line
+	printed := ""
 	switch name {
 	case "wait":
 		if len(ops) == 0 {
@@ -1443,6 +1446,7 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 	case "set":
 		if len(ops) == 0 {
 			w.envDump(line, "set")
+			printed = "the whole environment"
 		}
 		if slices.Contains(ops, "--") || len(ops) > 0 && !strings.HasPrefix(ops[len(ops)-1], "-") && !strings.HasPrefix(ops[len(ops)-1], "+") {
 			w.forgetPositional() // new positional parameters
@@ -1486,6 +1490,10 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		}
 		if names == 0 && (name == "export" || name == "declare" || name == "typeset") {
 			w.envDump(line, name)
+			printed = "the whole environment"
+		}
+		if slices.Contains(ops, "-p") {
+			printed = cmp.Or(w.printedVars(ops), printed)
 		}
 	case "source", ".":
 		file := ""
@@ -1504,6 +1512,19 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 			w.unbound.add(file, "the script reads and runs it ("+name+"); its contents are not bound", "")
 		}
 	}
+	return printed
+}
+
+// printedVars: declare -p NAME... prints each variable named with its
+// value: a secret among them is in the output.
+func (w *walker) printedVars(names []string) string {
+	for _, n := range names {
+		if w.secretVars[n] {
+			w.callNamed = append(w.callNamed, n)
+			return n
+		}
+	}
+	return ""
 }
 
 // readNames checks the names read assigns (its operands, and -a's

@@ -103,6 +103,7 @@ type walker struct {
 	assoc       map[string]bool     // associative arrays (declare -A): their subscripts are strings
 	loopNames   map[string][]string // a for loop's variable over literal names, while its body is walked
 	committed   repoSecret          // secret data the script committed to the repository (gitsecret.go)
+	identity    repoSecret          // secret data the script made its git identity (user.name, user.email)
 	integer     map[string]bool     // variables with the integer attribute (declare -i): assignments are arithmetic
 	unbound     *unboundList
 	viaPathSeen map[string]bool
@@ -595,6 +596,11 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	}
 	if rin != "" && out == "" {
 		out = rin
+	}
+	// exec > >(cmd), exec 2>/dev/tcp/...: every later line's output goes
+	// there, whatever secret it prints (set -x traces it) included.
+	if later := w.execOutput(s); later != "" && out == "" {
+		out = later
 	}
 	// >(cmd): cmd reads what the statement writes into that file.
 	for _, ps := range w.writtenSubsts {
@@ -1320,6 +1326,32 @@ func setsVar(n syntax.Node, v string) bool {
 	return found
 }
 
+// execOutput: exec with no command, redirecting the shell's own stdout
+// or stderr, with secrets delivered: what every later command prints goes
+// where it points. It names that output ("" when not so).
+func (w *walker) execOutput(s *syntax.Stmt) string {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) != 1 || len(w.envSecrets)+len(w.stdinSecrets) == 0 {
+		return ""
+	}
+	if v, ok := fixedWord(call.Args[0]); !ok || v != "exec" {
+		return ""
+	}
+	for _, r := range s.Redirs {
+		fd := "1"
+		if r.N != nil {
+			fd = r.N.Value
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+			if fd == "1" || fd == "2" {
+				return "everything the script prints from here on"
+			}
+		}
+	}
+	return ""
+}
+
 // allIndex: the subscript [@] or [*], every element (or key).
 func allIndex(x syntax.ArithmExpr) bool {
 	wd, ok := x.(*syntax.Word)
@@ -1554,6 +1586,11 @@ func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line
 			}
 		}
 		names++
+		if a.Name != nil && a.Value == nil && a.Array == nil && strings.Contains(flags, "p") {
+			// declare -p NAME prints NAME and its value: it sets nothing
+			taint = cmp.Or(w.printedVars([]string{a.Name.Value}), taint)
+			continue
+		}
 		if a.Name != nil {
 			// In a function, declare and local make a local variable: a
 			// global of the same name keeps arithmetic subscripts.
