@@ -252,7 +252,7 @@ func TestSecretRoutesC6More(t *testing.T) {
 // option name decided at run time stays not understood.
 func TestSingleDashOptionWithValueDecidedAtRunTime(t *testing.T) {
 	checkTwins(t, []twin{
-		{name: "-chdir", hostile: "terraform \"$opt\" plan", want: "an option decided at run time",
+		{name: "-chdir", hostile: "terraform -chdir=\"$d\" \"-$x=1\" plan", want: "decided at run time",
 			benign: "for d in infra/prod infra/staging; do terraform -chdir=\"$d\" fmt -check; done"},
 		{name: "a program's value", hostile: "go test -exec=\"$X\" ./...", want: "decided at run time"},
 	})
