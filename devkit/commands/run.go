@@ -991,6 +991,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if patch.line > 0 && w.patched.line == 0 {
 		w.patched = patch
 	}
+	if p.names[0] == "git" {
+		w.gitFetchedURL(m, line)
+	}
 	// A file it runs as code from outside the working directory is not
 	// the project's (python3 /tmp/t.py, perl ~/x.pl).
 	for _, f := range codeArgs {

