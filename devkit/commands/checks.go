@@ -87,6 +87,8 @@ var checks = map[string]func(checkInput) checkResult{
 	"docker-cp":          checkDockerCp,
 	"bun-entry":          checkBunEntry,
 	"docker-env":         checkDockerEnv,
+	"docker-build-arg":   checkDockerBuildArg,
+	"go-env-write":       checkGoEnvWrite,
 	"docker-env-file":    checkDockerEnvFile,
 	"docker-network":     checkDockerNetwork,
 	"psql-var":           checkPsqlVar, // checks_psql.go
@@ -507,6 +509,29 @@ func checkDockerVolume(in checkInput) checkResult {
 			continue
 		}
 		return checkResult{NotUnderstood: "the volume -v " + Literal(v) + " gives the container the host's " + cmpOr(src, "path decided at run time")}
+	}
+	return checkResult{}
+}
+
+// checkGoEnvWrite: go env -w NAME=VALUE sets NAME for every later go
+// command, through the go env file: judged as the variable set in the
+// script is (codeVariable), so GOFLAGS=-toolexec=... or CC=... is not
+// understood, and GOFLAGS=-mod=mod or GOPRIVATE=... is.
+func checkGoEnvWrite(in checkInput) checkResult {
+	if !slices.Contains(in.Argv, "-w") {
+		return checkResult{}
+	}
+	for _, v := range in.Words {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok {
+			continue
+		}
+		if why := codeVariable(name, value, true); why != "" {
+			return checkResult{NotUnderstood: "go env -w sets " + name + " for every later go command: " + why}
+		}
+		if why := redirectVariable(name); why != "" {
+			return checkResult{Mark: "go env -w sets " + name + " for every later go command, " + why, Network: true}
+		}
 	}
 	return checkResult{}
 }

@@ -65,6 +65,24 @@ func checkDockerEnv(in checkInput) checkResult {
 	return checkResult{}
 }
 
+// checkDockerBuildArg: --build-arg NAME, with no value, takes NAME's
+// value from the environment (docker buildx build: "If you specify a
+// build argument without a value, the builder uses the value from the
+// local environment"): a secret so named is given to the Dockerfile's
+// steps, and the image's history keeps it. NAME=VALUE is the value
+// written, which the walk reads as any word.
+func checkDockerBuildArg(in checkInput) checkResult {
+	for _, v := range in.Words {
+		if strings.Contains(v, "=") {
+			continue
+		}
+		if secret, ok := in.SecretEnv[v]; ok {
+			return checkResult{Mark: "gives secret " + secret + " to the Dockerfile's steps as a build argument (--build-arg " + v + "), which the image's history keeps", SecretMark: true, Runs: true}
+		}
+	}
+	return checkResult{}
+}
+
 // checkDockerEnvFile: --env-file FILE hands the image's code every
 // variable the file names, which the device does not read.
 func checkDockerEnvFile(in checkInput) checkResult {

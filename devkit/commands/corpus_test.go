@@ -6,7 +6,11 @@
 // written after the first set's misses were mended, and 100 more (40
 // benign, 60 hostile) by a third, after the second's, and 100 (40 benign,
 // 60 hostile) by a fourth, after the third's, and 100 (40 benign, 60
-// hostile) by a fifth, after the fourth's. Each hostile entry says the
+// hostile) by a fifth, after the fourth's, and 100 (40 benign, 60
+// hostile) by a sixth, after the fifth's, aimed at shell semantics
+// (aliases, traps, array subscripts that run, namerefs, /dev/tcp),
+// variables and config files that make ordinary programs run code, and
+// unusual secret routes and host spellings. Each hostile entry says the
 // least severe mark that tells its danger; a benign one must be
 // understood with no mark of a secret sent or code run unseen.
 package commands
@@ -50,7 +54,7 @@ func TestFreshCorpus(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		n    int
-	}{{"testdata/corpus-fresh.json", 120}, {"testdata/corpus-fresh2.json", 80}, {"testdata/corpus-fresh3.json", 100}, {"testdata/corpus-fresh4.json", 100}, {"testdata/corpus-fresh5.json", 100}} {
+	}{{"testdata/corpus-fresh.json", 120}, {"testdata/corpus-fresh2.json", 80}, {"testdata/corpus-fresh3.json", 100}, {"testdata/corpus-fresh4.json", 100}, {"testdata/corpus-fresh5.json", 100}, {"testdata/corpus-fresh6.json", 100}} {
 		t.Run(c.file, func(t *testing.T) { checkCorpus(t, c.file, c.n) })
 	}
 }

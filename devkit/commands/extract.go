@@ -11,6 +11,7 @@ package commands
 
 import (
 	"cmp"
+	"path"
 	"slices"
 	"strings"
 )
@@ -119,4 +120,52 @@ func (w *walker) unpackedInPlace(c *simpleCmd, line int, archive intoDir) {
 	case archive.line > 0 && w.patched.line == 0:
 		w.patched = archive
 	}
+}
+
+// downloadedInto records a path a download wrote (curl -o x, git clone
+// URL dir) as a directory of downloaded files too: a clone is one, and
+// a file is no directory, so nothing is found under it.
+func (w *walker) downloadedInto(p string, line int) {
+	r := w.resolve(p)
+	if r == "" || r == w.resolve(".") {
+		return
+	}
+	if w.into[r].line == 0 {
+		w.into[r] = intoDir{line, "downloaded"}
+	}
+}
+
+// fromDownload: the line a reads-code file f of a command (relative to
+// where it works: the script's directory, or its -C dir) lies in a
+// directory the script downloaded into; 0 if not.
+func (w *walker) fromDownload(f, dir string) int {
+	if strings.HasPrefix(f, "~") || path.IsAbs(f) || strings.ContainsAny(f, "*?[") {
+		return 0
+	}
+	if f == ".gitattributes" || strings.HasPrefix(f, ".git/") {
+		// a clone's .git is written by git itself, not fetched; and its
+		// attributes only pick among drivers the configuration defines
+		return 0
+	}
+	if dir != "" {
+		f = path.Join(dir, f)
+	}
+	if how, l := w.wroteInto(w.resolve(f)); how == "downloaded" {
+		return l
+	}
+	return 0
+}
+
+// cloneDir is the directory git clone URL makes: the URL's last part,
+// without a trailing .git or slash.
+func cloneDir(url string) string {
+	u := strings.TrimRight(url, "/")
+	if i := strings.LastIndexAny(u, "/:"); i >= 0 {
+		u = u[i+1:]
+	}
+	u = strings.TrimSuffix(u, ".git")
+	if u == "" || u == "." || u == ".." {
+		return ""
+	}
+	return u
 }

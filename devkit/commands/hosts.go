@@ -7,6 +7,7 @@ package commands
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -189,6 +190,9 @@ func credentialFile(f string) bool {
 // a configuration the device does not see; "" if it does not.
 func codeVariable(name, value string, fixed bool) string {
 	up := strings.ToUpper(name)
+	if up == "CDPATH" && fixed && value == "" {
+		return "" // CDPATH= turns the search off
+	}
 	if why, ok := codeVariables[up]; ok {
 		return why
 	}
@@ -210,6 +214,11 @@ func codeVariable(name, value string, fixed bool) string {
 		if strings.HasSuffix(up, suffix) {
 			return "which programs take as a command to run"
 		}
+	}
+	if key, ok := strings.CutPrefix(up, "NPM_CONFIG_"); ok && fixed && inertNpmKey(strings.ToLower(strings.ReplaceAll(key, "_", "-")), value) {
+		// npm_config_loglevel=silent: a key .npmrc may set inertly
+		// (inert_config.go), given as npm reads any key (npm-config(7))
+		return ""
 	}
 	for _, prefix := range []string{"GIT_CONFIG", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "GIT_TRACE", "CARGO_TARGET_", "CARGO_BUILD_"} {
 		if strings.HasPrefix(up, prefix) {
@@ -292,6 +301,54 @@ var codeVariables = map[string]string{
 	"GCONV_PATH":                "where the C library loads conversion modules from",
 	"CARGO_HOME":                "where cargo reads its configuration",
 	"GOFLAGS_TOOLEXEC":          "a program go runs around its tools",
+	"CDPATH":                    "the directories cd looks in first, so cd NAME can leave the working directory and ./x there is no file of the project",
+}
+
+// configFileVariables are the variables that move a configuration file a
+// table reads as code (reads-code) to the path they hold, each from the
+// program's manual: KUBECONFIG (kubectl, helm: a kubeconfig's users can
+// name an exec credential plugin), AWS_CONFIG_FILE and
+// AWS_SHARED_CREDENTIALS_FILE (the AWS CLI's credential_process),
+// DOCKER_CONFIG (a directory: its config.json's credsStore and
+// credHelpers name programs docker runs), CLOUDSDK_CONFIG (gcloud's
+// configuration directory), TF_CLI_CONFIG_FILE (terraform's CLI
+// configuration), GOENV (go's env file), PSQLRC, GEMRC. A directory's
+// variable ends in "/" and names the file under it.
+var configFileVariables = map[string][2]string{
+	"KUBECONFIG":                  {"~/.kube/config", ""},
+	"AWS_CONFIG_FILE":             {"~/.aws/config", ""},
+	"AWS_SHARED_CREDENTIALS_FILE": {"~/.aws/credentials", ""},
+	"DOCKER_CONFIG":               {"~/.docker/config.json", "config.json"},
+	"CLOUDSDK_CONFIG":             {"~/.config/gcloud/properties", "properties"},
+	"TF_CLI_CONFIG_FILE":          {"~/.terraformrc", ""},
+	"GOENV":                       {"~/.config/go/env", ""},
+	"PSQLRC":                      {"~/.psqlrc", ""},
+	"GEMRC":                       {"~/.gemrc", ""},
+}
+
+// relocatedConfig: the files the script's configuration variables put in
+// place of the reads-code files of a command (KUBECONFIG=./kc.yaml
+// kubectl: kubectl runs what ./kc.yaml says, as it would ~/.kube/config).
+func (w *walker) relocatedConfig(readsCode []string) []string {
+	var out []string
+	for name, v := range w.confVars {
+		def := configFileVariables[name]
+		if !slices.Contains(readsCode, def[0]) {
+			continue
+		}
+		// KUBECONFIG is a list, like PATH.
+		for _, f := range strings.Split(v, ":") {
+			if f == "" {
+				continue
+			}
+			if def[1] != "" {
+				f = path.Join(f, def[1])
+			}
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out) // the map's order is not the script's
+	return out
 }
 
 // redirectVariable says why setting a variable sends programs' requests,

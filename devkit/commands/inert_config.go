@@ -130,3 +130,12 @@ func checkNpmConfigKey(in checkInput) checkResult {
 	}
 	return checkResult{}
 }
+
+// inertNpmKey: an npm configuration key, with its value, that .npmrc may
+// set and run nothing (a registry only when it is a public one).
+func inertNpmKey(key, value string) bool {
+	if !matchesAny(key, inertConfigKeys[".npmrc"]) || strings.ContainsAny(key, "/:@*") {
+		return false
+	}
+	return !matchesAny(key, registryKeys) || knownRegistry(value)
+}

@@ -366,6 +366,14 @@ func (m *match) option(n *node, words []word, i, base int) int {
 	if n.syntax == syntaxSingle || n.syntax == syntaxSingleClustered || t[0] == '+' || n.syntax == syntaxNone {
 		name, val, attached := t, "", false
 		if !w.fixed {
+			// -chdir="$d": a known option whose attached value is decided
+			// at run time, read as its kind says, as --opt="$x" is
+			if pre, v, ok := strings.Cut(t, "="); ok {
+				if o := n.lookupOption(pre); o != nil && o.value != nil {
+					at, _ := strings.CutPrefix(w.atDir, pre+"=")
+					return m.optionValueWord(n, o, pre, words, i, base, word{prefix: v, shown: w.shown, atDir: at})
+				}
+			}
 			m.fail("%s: an option decided at run time (%s)", n.path(), w.shown)
 			return -1
 		}

@@ -112,9 +112,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 	n := len(args)
 	cmd := &simpleCmd{words: args, line: line, depth: depth, in: in, text: text, ws: make([]word, n), taints: make([]string, n), passed: passed}
 	for k, wd := range args {
-		if w.lang == syntax.LangZsh && zshQualifierRuns(w.show(wd)) {
-			w.reason(SeverityRunsUnseen, line, false, "the zsh glob qualifier in %s runs code for each file it matches", w.show(wd))
-		}
+		w.zshGlob(wd, line)
 		v, fixed := w.value(wd)
 		p := v
 		if !fixed {
@@ -142,8 +140,18 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 	return w.runAt(cmd, 0, n)
 }
 
+// zshGlob checks a word zsh expands as a glob (a command's, a for
+// loop's, an array's): a qualifier in it may run code.
+func (w *walker) zshGlob(wd *syntax.Word, line int) {
+	if wd != nil && w.lang == syntax.LangZsh && zshQualifierRuns(w.show(wd)) {
+		w.reason(SeverityRunsUnseen, line, false, "the zsh glob qualifier in %s runs code for each file it matches", w.show(wd))
+	}
+}
+
 // zshQualifierRuns: a zsh glob qualifier (e:...:) or (+cmd) evaluates
-// shell code for each file.
+// shell code for each file. The string of e may be delimited by any
+// character, or a bracket pair (zshexpn(1), Glob Qualifiers: e{...},
+// e,...,); a group with | is an alternation, not qualifiers.
 func zshQualifierRuns(s string) bool {
 	for i := strings.IndexByte(s, '('); i >= 0 && i+1 < len(s); {
 		q := s[i+1:]
@@ -151,7 +159,7 @@ func zshQualifierRuns(s string) bool {
 		if end < 0 {
 			end = len(q)
 		}
-		if strings.ContainsAny(q[:end], "+") || strings.Contains(q[:end], "e:") || strings.Contains(q[:end], "e'") || strings.Contains(q[:end], "e\"") {
+		if strings.ContainsAny(q[:end], "+") || qualifierE(q[:end]) {
 			return true
 		}
 		next := strings.IndexByte(q, '(')
@@ -161,6 +169,38 @@ func zshQualifierRuns(s string) bool {
 		i += next + 1
 	}
 	return false
+}
+
+// qualifierE: a qualifier list with e followed by a delimiter (not a
+// letter or a digit), the start of code e runs.
+func qualifierE(q string) bool {
+	if strings.Contains(unquoted(q), "|") {
+		return false // (a|b): an alternation of patterns
+	}
+	for j := 0; j+1 < len(q); j++ {
+		if c := q[j+1]; q[j] == 'e' && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return true
+		}
+	}
+	return false
+}
+
+// unquoted is s without its '...' and "..." parts.
+func unquoted(s string) string {
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+		case c == '\'' || c == '"':
+			quote = c
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func firstWord(c *simpleCmd) string {
@@ -270,6 +310,9 @@ func (w *walker) runAt(c *simpleCmd, i, end int) string {
 		return out
 	}
 	p := w.cat.lookup(name)
+	if zp := w.cat.byName["zsh-"+name]; zp != nil && w.lang == syntax.LangZsh && raw == name {
+		p = zp // zsh's own builtin (print, setopt), not a program of that name
+	}
 	if p == nil {
 		w.reason(SeverityRunsUnseen, line, false, "%s is not a command the device knows, so it cannot say what it does with the secrets or the network", w.display(name))
 		w.command(line, c.depth, c.text, "", "", ClassOther)
@@ -368,13 +411,38 @@ func (w *walker) projectProgram(c *simpleCmd, raw, out string, i, end int) strin
 	if w.afterPatch(w.display(raw), nil, true, line) {
 		return out
 	}
-	if path.IsAbs(raw) && w.wd != "" && !strings.HasPrefix(path.Clean(raw), strings.TrimSuffix(path.Clean(w.wd), "/")+"/") {
+	if path.IsAbs(raw) && w.wd != "" && !strings.HasPrefix(path.Clean(raw), strings.TrimSuffix(path.Clean(w.wd), "/")+"/") ||
+		!path.IsAbs(raw) && w.outsideWorkDir(raw) {
+		// ../../tmp/x, or ./x after cd /tmp: the path leaves the
+		// working directory, wherever it is written.
 		w.reason(SeverityRunsUnseen, line, false, "runs %s, a program outside the working directory that no table describes", w.display(raw))
+		return out
+	}
+	if inGitDir(w.resolve(raw)) {
+		// No checkout writes there: a file in .git is no commit's, so
+		// not the project's code (git's own hooks are run by git).
+		w.reason(SeverityRunsUnseen, line, false, "runs %s, a file inside the repository's .git directory, which no commit holds: not the project's code", w.display(raw))
 		return out
 	}
 	w.likeKnownProgram(c, raw, i, end)
 	w.runsLine(line, "runs the project's code: %s (a program of the project, run by its path: the device does not see what it does)", w.display(raw))
 	return out
+}
+
+// homeWord: a word naming the home directory or a path under it.
+func homeWord(shown string) bool {
+	s := strings.TrimPrefix(shown, `"`)
+	for _, h := range []string{"~", "$HOME", "${HOME}"} {
+		if s == h || strings.HasPrefix(s, h+"/") || strings.HasPrefix(s, h+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// inGitDir: a path inside a repository's .git directory.
+func inGitDir(p string) bool {
+	return p == ".git" || strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/")
 }
 
 // likeKnownProgram: a program of the project named as a program a table
@@ -803,6 +871,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			case net:
 				w.recordWrite(v.w.val, line, "downloaded")
 				w.downloads[w.resolve(v.w.val)] = line
+				w.downloadedInto(v.w.val, line)
 			case m.eff.runs || len(m.eff.readsCode) > 0:
 				w.recordWrite(v.w.val, line, "built")
 			}
@@ -916,6 +985,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	// Files that run code: named in "whose code runs" and in the pin's
 	// list; written earlier in the same script, the command is not
 	// understood (write, then run).
+	codeFiles = append(codeFiles, w.relocatedConfig(m.eff.readsCode)...)
 	files := codeFiles
 	if !optCodeFile {
 		dir := m.workdir()
@@ -949,7 +1019,33 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	} else {
 		w.afterPatch(name, files, m.eff.runs, line)
 	}
+	if m.form == "git clone" && !slices.ContainsFunc(m.values, func(v valueUse) bool { return v.k.name == "out" }) {
+		// git clone URL: the directory is the URL's last part, less .git
+		// (git-clone(1): "the humanish part of the source repository")
+		for _, v := range m.values {
+			if v.k.name == "url" && v.w.fixed {
+				if d := cloneDir(v.w.val); d != "" {
+					w.downloadedInto(d, line)
+				}
+			}
+		}
+	}
+	// make in a directory git clone fetched: its Makefile is the
+	// download's, not the project's.
+	var fetched []string
+	fetchedAt := 0
 	for _, f := range files {
+		if dl := w.fromDownload(f, m.workdir()); dl > 0 {
+			fetched, fetchedAt = append(fetched, f), dl
+		}
+	}
+	if len(fetched) > 0 {
+		w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, in a directory the script downloaded at line %d (write, then run)", name, w.display(strings.Join(uniq(fetched), ", ")), fetchedAt)
+	}
+	for _, f := range files {
+		if slices.Contains(fetched, f) {
+			continue
+		}
 		if wl, wf := w.writtenMatch(f); wl > 0 && w.inertConfig(wf) {
 			w.mark(SeverityNote, line, false, "%s reads %s, which the script wrote at line %d with keys that run nothing", name, w.display(wf), wl)
 			w.configSecrets(wf, name, line)
@@ -957,8 +1053,14 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 			w.reason(SeverityRunsUnseen, line, false, "%s runs code from %s, which the script wrote at line %d (write, then run)", name, w.display(wf), wl)
 		}
 	}
+	if p.names[0] == "git" {
+		w.gitCommitsSecret(c, m, i, end)
+	}
 	if patch.line > 0 && w.patched.line == 0 {
 		w.patched = patch
+	}
+	if p.names[0] == "git" {
+		w.gitFetchedURL(m, line)
 	}
 	// A file it runs as code from outside the working directory is not
 	// the project's (python3 /tmp/t.py, perl ~/x.pl).
@@ -1016,7 +1118,7 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		if len(connSecrets) > 0 && len(hosts) == 0 {
 			c = w.toItsServer(c, name, connSecrets)
 		}
-		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, m.eff.forSecret, i, end), out)
+		out = cmp.Or(w.network(c, name, hosts, sends, sendsSecret, readsStdin, m.eff.sendsStdin, m.eff.forSecret, i, end), out)
 	} else {
 		for _, h := range hosts {
 			w.hostMarks(h, line)
@@ -1047,13 +1149,25 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		inner.replaced = replaceString(p.names[0], "", fixedVals(c.ws[i+1:from]))
 		if m.eff.readsStdin && !m.eff.sendsStdin {
 			// xargs reads the pipe into words: what it runs is not fed
-			// the pipe (its secret data still reaches it, as words).
+			// the pipe; its secret data reaches it as words, the ones -I's
+			// string stands in, or the words added after the last.
+			if t := w.stdinTaint(c.in); t != "" && to > from {
+				inner.taints = slices.Clone(c.taints)
+				added := true
+				for k := from; k < to; k++ {
+					if inner.replaced != "" && strings.Contains(c.ws[k].shown, inner.replaced) {
+						inner.taints[k], added = t, false
+					}
+				}
+				if added && inner.replaced == "" {
+					inner.taints[to-1] = t
+				}
+			}
 			inner.in.piped, inner.in.file, inner.in.hdoc = "", "", nil
 		}
 		out = cmp.Or(w.runAt(&inner, from, to), out)
 	}
-	w.builtin(c, name, i, end)
-	return out
+	return cmp.Or(w.builtin(c, name, i, end), out)
 }
 
 // replaceString is the string a wrapper puts what it reads into, in every
@@ -1244,7 +1358,7 @@ func (w *walker) scanned(c *simpleCmd, name string, m *match, scan func(string) 
 		// what the program prints there: its input, its files, and the
 		// environment when it reads it
 		w.mark(SeverityNetwork, line, false, "the %s program connects to %s (a network special file, /inet/...)", name, strings.Join(uniq(f.hosts), ", "))
-		w.network(c, name, f.hosts, nil, false, true, nil, 0, len(c.ws))
+		w.network(c, name, f.hosts, nil, false, true, true, nil, 0, len(c.ws))
 		if f.env {
 			w.mark(SeveritySecret, line, true, "the %s program can send the whole environment, secret variables included, to %s", name, strings.Join(uniq(f.hosts), ", "))
 		}
@@ -1254,6 +1368,28 @@ func (w *walker) scanned(c *simpleCmd, name string, m *match, scan func(string) 
 		return "the whole environment"
 	}
 	return taint
+}
+
+// plainHTTPHosts: the hosts of the command's http:// URLs (not https),
+// other than this machine's loopback.
+func plainHTTPHosts(ws []word) []string {
+	var out []string
+	for _, wd := range ws {
+		v := wd.prefix
+		if wd.fixed {
+			v = wd.val
+		}
+		if len(v) < 7 || !strings.EqualFold(v[:7], "http://") {
+			continue
+		}
+		h, _ := hostOfURL(v)
+		h = strings.ToLower(strings.Trim(h, "[]"))
+		if h == "" || h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.") || h == "::1" {
+			continue
+		}
+		out = append(out, h)
+	}
+	return uniq(out)
 }
 
 // inputTaintOf is the secret data on the command's input (none known
@@ -1266,7 +1402,9 @@ func inputTaintOf(w *walker, c *simpleCmd, name string, m *match) string {
 }
 
 // network records where a command connects and what it sends there.
-func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin bool, forSecret []string, i, end int) string {
+// sendsStdin: its input is data it sends (gh secret set), not a
+// credential it logs in with (gh auth login --with-token).
+func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sendsSecret, readsStdin, sendsStdin bool, forSecret []string, i, end int) string {
 	line := c.line
 	w.netCommands[c.text] = true
 	hosts = uniq(hosts)
@@ -1277,6 +1415,11 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 	if dest == "" {
 		dest = "(no destination the device can see)"
 		w.unseen["where "+name+" connects (from its configuration)"] = true
+	}
+	if plain := plainHTTPHosts(c.ws[i+1 : end]); len(plain) > 0 && len(c.named) > 0 {
+		// curl -u "x:$TOKEN" http://api.github.com/: whatever the host,
+		// the secret crosses the network unencrypted first
+		w.mark(SeveritySecret, line, true, "sends secret %s over plain http (no TLS) to %s, so anyone on the way can read it: %s", w.secretLabels(c.named), strings.Join(plain, ", "), c.text)
 	}
 	if len(hosts) == 0 && len(c.named) > 0 && w.passedToItsAPI(c, forSecret) {
 		// GH_TOKEN="$GH_TOKEN" gh pr list: the secret is in the variable
@@ -1293,7 +1436,7 @@ func (w *walker) network(c *simpleCmd, name string, hosts, sends []string, sends
 	}
 	if readsStdin {
 		switch {
-		case len(hosts) == 0 && slices.Contains(forSecret, c.in.taint):
+		case len(hosts) == 0 && slices.Contains(forSecret, c.in.taint) && !sendsStdin:
 			// gh auth login --with-token <<<"$GH_TOKEN": a token of the
 			// program's own API, to no host the command line chose
 			w.a.Destinations = append(w.a.Destinations, fmt.Sprintf("%s's own API: its input carries secret %s, which is for it (line %d)", w.display(name), c.in.taint, line))
@@ -1360,17 +1503,39 @@ func (w *walker) remoteStdin(c *simpleCmd, host string) {
 
 // builtin applies the shell's own semantics of its builtins, which a table
 // cannot say: where cd goes, what read assigns, what set and printf -v do.
-func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
+// It returns the secret data the builtin prints (set, declare -p NAME).
+func (w *walker) builtin(c *simpleCmd, name string, i, end int) string {
 	ops := fixedVals(c.ws[i+1 : end])
 	line := c.line
+	printed := ""
 	switch name {
 	case "wait":
 		if len(ops) == 0 {
 			w.jobs = nil // bash(1): with no operand, wait waits for every background job
 		}
+	case "unset":
+		// the variable, and its attributes, are gone
+		for _, o := range ops {
+			delete(w.assoc, o)
+			delete(w.integer, o)
+		}
 	case "cd", "pushd":
 		w.cd(ops)
+		if end-i == 2 && homeWord(c.ws[i+1].shown) {
+			// cd ~, cd "$HOME/x": the home directory, outside the working
+			// directory wherever it is (./x there is not the project's)
+			w.cwd = "~"
+		}
+	case "test", "[":
+		for k := i + 1; k+1 < end; k++ {
+			if c.ws[k].fixed && (c.ws[k].val == "-v" || c.ws[k].val == "-R") {
+				w.nameOperand(c.ws[k+1].val, c.ws[k+1].fixed, c.ws[k+1].shown, name+" "+c.ws[k].val, line)
+			}
+		}
 	case "read", "mapfile", "readarray":
+		if name == "read" {
+			w.readNames(c, i, end)
+		}
 		if t := w.stdinTaint(c.in); t != "" {
 			for k, o := range ops {
 				if c.ws[i+1+k].fixed && !strings.HasPrefix(o, "-") && isVarName(o) {
@@ -1387,6 +1552,7 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 	case "set":
 		if len(ops) == 0 {
 			w.envDump(line, "set")
+			printed = "the whole environment"
 		}
 		if slices.Contains(ops, "--") || len(ops) > 0 && !strings.HasPrefix(ops[len(ops)-1], "-") && !strings.HasPrefix(ops[len(ops)-1], "+") {
 			w.forgetPositional() // new positional parameters
@@ -1430,6 +1596,10 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		}
 		if names == 0 && (name == "export" || name == "declare" || name == "typeset") {
 			w.envDump(line, name)
+			printed = "the whole environment"
+		}
+		if slices.Contains(ops, "-p") {
+			printed = cmp.Or(w.printedVars(ops), printed)
 		}
 	case "source", ".":
 		file := ""
@@ -1447,6 +1617,54 @@ func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
 		if file != "" {
 			w.unbound.add(file, "the script reads and runs it ("+name+"); its contents are not bound", "")
 		}
+	}
+	return printed
+}
+
+// printedVars: declare -p NAME... prints each variable named with its
+// value: a secret among them is in the output.
+func (w *walker) printedVars(names []string) string {
+	for _, n := range names {
+		if w.secretVars[n] {
+			w.callNamed = append(w.callNamed, n)
+			return n
+		}
+	}
+	return ""
+}
+
+// readNames checks the names read assigns (its operands, and -a's
+// value): each is a name bash evaluates with its subscript.
+func (w *walker) readNames(c *simpleCmd, i, end int) {
+	opts := true
+	for k := i + 1; k < end; k++ {
+		wd := c.ws[k]
+		if opts && wd.fixed && wd.val == "--" {
+			opts = false
+			continue
+		}
+		if opts && wd.fixed && len(wd.val) > 1 && wd.val[0] == '-' {
+			// -r -s -e, and the options that take a value: -d -i -n -N
+			// -p -t -u (skipped) and -a (an array's name, checked)
+			for j := 1; j < len(wd.val); j++ {
+				ch := wd.val[j]
+				if !strings.ContainsRune("adinNptu", rune(ch)) {
+					continue
+				}
+				val, valShown, valFixed := wd.val[j+1:], wd.val[j+1:], true
+				if val == "" && k+1 < end {
+					k++
+					val, valShown, valFixed = c.ws[k].val, c.ws[k].shown, c.ws[k].fixed
+				}
+				if ch == 'a' {
+					w.nameOperand(val, valFixed, valShown, "read -a", c.line)
+				}
+				break
+			}
+			continue
+		}
+		opts = false
+		w.nameOperand(wd.val, wd.fixed, wd.shown, "read", c.line)
 	}
 }
 

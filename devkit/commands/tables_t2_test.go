@@ -523,6 +523,8 @@ var t2LangCases = []t2Case{
 	{name: "bun version", script: "bun --version", understood: true, class: ro},
 	{name: "bun package scripts", script: "bun run build", understood: true, class: oth, unbound: "package.json"},
 	{name: "bun x follows its command", script: "bun x sh", understood: false},
+	{name: "bunx is bun x, not bun", script: "bunx evil-package", understood: false},
+	{name: "bunx version", script: "bunx --version", understood: true, class: ro},
 	{name: "bun exec follows its shell script", script: "bun exec 'ping -c 1 example.com'", understood: true},
 	{name: "bun repl", script: "bun repl", understood: false},
 	{name: "bun publish", script: "bun publish", understood: true, class: irr},

@@ -98,7 +98,14 @@ type walker struct {
 	// For the class: constructs the read-only rule refuses in a script.
 	computes string // the first assignment, expansion or arithmetic, shown
 
-	numeric     map[string]bool // variables the script set to a literal number
+	numeric     map[string]bool     // variables the script set to a literal number
+	confVars    map[string]string   // configuration-file variables the script set (hosts.go), with their paths
+	assoc       map[string]bool     // associative arrays (declare -A): their subscripts are strings
+	loopNames   map[string][]string // a for loop's variable over literal names, while its body is walked
+	committed   repoSecret          // secret data the script committed to the repository (gitsecret.go)
+	identity    repoSecret          // secret data the script made its git identity (user.name, user.email)
+	fetched     intoDir             // a git fetch of a URL (gitfetch.go): the line, and the URL
+	integer     map[string]bool     // variables with the integer attribute (declare -i): assignments are arithmetic
 	unbound     *unboundList
 	viaPathSeen map[string]bool
 	matches     map[uint64][]cachedMatch // matchCached
@@ -118,7 +125,7 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{}, forwarding: map[string]string{},
 		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, netCommands: map[string]bool{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, confVars: map[string]string{}, assoc: map[string]bool{}, loopNames: map[string][]string{}, integer: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
@@ -484,6 +491,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 			taint := ""
 			numbers := l.InPos.IsValid()
 			for _, it := range l.Items {
+				w.zshGlob(it, line)
 				taint = cmp.Or(w.word(it, depth, line), taint)
 				if v, ok := fixedWord(it); !ok || !isNumber(v) {
 					numbers = false
@@ -496,6 +504,19 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				w.numeric[l.Name.Value] = true
 			} else {
 				delete(w.numeric, l.Name.Value)
+			}
+			if names := w.literalNames(l, c); names != nil {
+				// for v in GH_TOKEN NPM_TOKEN: ${!v} in the body reads one of
+				// these, and no other
+				saved, had := w.loopNames[l.Name.Value]
+				w.loopNames[l.Name.Value] = names
+				defer func() {
+					if had {
+						w.loopNames[l.Name.Value] = saved
+					} else {
+						delete(w.loopNames, l.Name.Value)
+					}
+				}()
 			}
 		case *syntax.CStyleLoop:
 			w.emit(depth, prefix+head+" "+w.show(l)+tail+":")
@@ -585,6 +606,11 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	}
 	if rin != "" && out == "" {
 		out = rin
+	}
+	// exec > >(cmd), exec 2>/dev/tcp/...: every later line's output goes
+	// there, whatever secret it prints (set -x traces it) included.
+	if later := w.execOutput(s); later != "" && out == "" {
+		out = later
 	}
 	// >(cmd): cmd reads what the statement writes into that file.
 	for _, ps := range w.writtenSubsts {
@@ -1047,6 +1073,79 @@ func plainChars(s string) bool {
 	return true
 }
 
+// arithmName is the variable an arithmetic operand names, if it is one.
+func arithmName(x syntax.ArithmExpr) string {
+	if wd, ok := x.(*syntax.Word); ok {
+		if v, ok := fixedWord(wd); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// numericSubst: a command substitution whose output is a number, by its
+// last command's manual: wc -l, -c, -w or -m reading its input (wc(1):
+// with no file, only the count), git rev-list --count, nproc, date +%s,
+// id -u or -g. Every word literal, so no word decided at run time can be
+// an option that changes what it prints.
+func numericSubst(wd *syntax.Word) bool {
+	if wd == nil || len(wd.Parts) != 1 {
+		return false
+	}
+	part := wd.Parts[0]
+	if dq, ok := part.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+		part = dq.Parts[0]
+	}
+	cs, ok := part.(*syntax.CmdSubst)
+	if !ok || len(cs.Stmts) != 1 {
+		return false
+	}
+	st := cs.Stmts[0]
+	for !st.Negated && !st.Background && !st.Coprocess {
+		b, ok := st.Cmd.(*syntax.BinaryCmd)
+		if !ok || b.Op != syntax.Pipe {
+			break
+		}
+		st = b.Y
+	}
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return false
+	}
+	for _, r := range st.Redirs {
+		if r.N != nil || r.Op != syntax.RdrIn {
+			return false // output sent elsewhere, or another descriptor
+		}
+	}
+	args := make([]string, 0, len(call.Args))
+	for _, a := range call.Args {
+		v, ok := fixedWord(a)
+		if !ok {
+			return false
+		}
+		args = append(args, v)
+	}
+	switch rest := args[1:]; args[0] {
+	case "wc":
+		if len(rest) != 1 {
+			return false
+		}
+		switch rest[0] {
+		case "-l", "-c", "-w", "-m", "--lines", "--bytes", "--words", "--chars":
+			return true
+		}
+	case "git":
+		return len(rest) >= 2 && rest[0] == "rev-list" && slices.Contains(rest, "--count")
+	case "nproc":
+		return len(rest) == 0
+	case "date":
+		return len(rest) == 1 && rest[0] == "+%s"
+	case "id":
+		return len(rest) == 1 && (rest[0] == "-u" || rest[0] == "-g")
+	}
+	return false
+}
+
 // loopUnnumber: a loop's body runs again after its own assignments, so a
 // variable it sets to anything but a number no longer holds one anywhere
 // in the loop.
@@ -1060,12 +1159,13 @@ func (w *walker) loopUnnumber(loop syntax.Node) {
 			if n.Name == nil {
 				return true
 			}
-			numeric := false
-			if n.Value != nil && n.Index == nil && n.Array == nil && !n.Append {
+			numeric := false // a[k]=$((...)) keeps an array of numbers one
+			if n.Value != nil && n.Array == nil && !n.Append {
 				if v, ok := fixedWord(n.Value); ok {
 					numeric = isNumber(v)
 				} else if len(n.Value.Parts) == 1 {
 					_, numeric = n.Value.Parts[0].(*syntax.ArithmExp)
+					numeric = numeric || numericSubst(n.Value)
 				}
 			}
 			if !numeric {
@@ -1200,10 +1300,19 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 	switch {
 	case p.Excl && p.Names != 0:
 		w.reason(SeveritySecret, line, true, "${!%s...} lists every variable whose name starts with %s, secret ones included", w.display(name), w.display(name))
+	case p.Excl && p.Index == nil && w.loopNames[name] != nil:
+		// a loop's variable over literal names: one of them is read
+		for _, n := range w.loopNames[name] {
+			if w.secretVars[n] {
+				taint = cmp.Or(taint, n)
+				w.callNamed = append(w.callNamed, n)
+			}
+		}
 	case p.Excl && p.Index == nil:
 		w.reason(SeveritySecret, line, true, "${!%s} reads the variable whose name %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
-	case p.Excl:
-		w.reason(SeverityRunsUnseen, line, false, "${!%s[...]} lists an array's keys", w.display(name))
+	case p.Excl && !allIndex(p.Index):
+		// ${!a[0]}: the variable whose name a[0] holds
+		w.reason(SeveritySecret, line, true, "${!%s[...]} reads the variable whose name an element of %s holds, decided at run time (it can be a secret)", w.display(name), w.display(name))
 	}
 	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil {
 		if op := p.Exp.Word.Lit(); strings.ContainsAny(op, "PE") || op == "" {
@@ -1216,7 +1325,8 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 	if p.NestedParam != nil {
 		w.reason(SeverityRunsUnseen, line, false, "a nested parameter expansion, evaluated at run time")
 	}
-	if p.Index != nil && !w.dash {
+	if p.Index != nil && !w.dash && !w.assoc[name] && !allIndex(p.Index) {
+		// an associative array's subscript is a string, not arithmetic
 		w.arithmVar(p.Index, line, "an array subscript")
 	}
 	if p.Slice != nil && !w.dash {
@@ -1228,6 +1338,102 @@ func (w *walker) param(p *syntax.ParamExp, line int) string {
 		w.callNamed = append(w.callNamed, name)
 	}
 	return taint
+}
+
+// literalNames: the items of a for loop when each is a literal variable
+// name and nothing in the loop's body, nor any function of the script,
+// can set the loop's variable (an assignment, read, printf -v, a nested
+// loop, ${v:=x}, arithmetic, eval): then the variable holds one of them
+// throughout the body. nil otherwise.
+func (w *walker) literalNames(l *syntax.WordIter, loop *syntax.ForClause) []string {
+	if !l.InPos.IsValid() || len(l.Items) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(l.Items))
+	for _, it := range l.Items {
+		v, ok := fixedWord(it)
+		if !ok || !isVarName(v) {
+			return nil
+		}
+		names = append(names, v)
+	}
+	v := l.Name.Value
+	var nodes []syntax.Node
+	for _, st := range loop.Do {
+		nodes = append(nodes, st)
+	}
+	for _, body := range w.funcs {
+		nodes = append(nodes, body)
+	}
+	for _, n := range nodes {
+		if setsVar(n, v) {
+			return nil
+		}
+	}
+	return names
+}
+
+// setsVar: anything in n that may set the variable v, or run code the
+// walk does not see at that point (eval, source, a word built at run time
+// as a command is judged elsewhere).
+func setsVar(n syntax.Node, v string) bool {
+	found := false
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			// v=..., a naked declare "$x", or declare -n r=v (r then sets v)
+			lit, _ := fixedWord(n.Value)
+			found = found || n.Name != nil && n.Name.Value == v || n.Name == nil || lit == v
+		case *syntax.WordIter:
+			found = found || n.Name.Value == v
+		case *syntax.CallExpr:
+			for _, a := range n.Args {
+				if s, ok := fixedWord(a); ok && (s == v || s == "eval" || s == "source" || s == "." || strings.HasPrefix(s, v+"=") || strings.HasPrefix(s, v+"[")) {
+					found = true
+				}
+			}
+		case *syntax.ParamExp:
+			found = found || n.Param != nil && n.Param.Value == v && n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull)
+		case *syntax.BinaryArithm:
+			found = found || arithmName(n.X) == v
+		case *syntax.UnaryArithm:
+			found = found || arithmName(n.X) == v
+		}
+		return !found
+	})
+	return found
+}
+
+// execOutput: exec with no command, redirecting the shell's own stdout
+// or stderr, with secrets delivered: what every later command prints goes
+// where it points. It names that output ("" when not so).
+func (w *walker) execOutput(s *syntax.Stmt) string {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) != 1 || len(w.envSecrets)+len(w.stdinSecrets) == 0 {
+		return ""
+	}
+	if v, ok := fixedWord(call.Args[0]); !ok || v != "exec" {
+		return ""
+	}
+	for _, r := range s.Redirs {
+		fd := "1"
+		if r.N != nil {
+			fd = r.N.Value
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+			if fd == "1" || fd == "2" {
+				return "everything the script prints from here on"
+			}
+		}
+	}
+	return ""
+}
+
+// allIndex: the subscript [@] or [*], every element (or key).
+func allIndex(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	return ok && (wd.Lit() == "@" || wd.Lit() == "*")
 }
 
 // arithm checks an arithmetic expression: bash and zsh evaluate a
@@ -1249,7 +1455,8 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 		return
 	}
 	found := ""
-	syntax.Walk(x, func(n syntax.Node) bool {
+	var visit func(n syntax.Node) bool
+	visit = func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.BinaryArithm:
 			// NAME = EXPR sets NAME to a number without reading it.
@@ -1261,12 +1468,27 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 				}
 			}
 		case *syntax.ParamExp:
-			switch {
-			case n.Param == nil:
+			if n.Param == nil {
 				found = "an expansion"
-			case !w.numeric[n.Param.Value] || n.Index != nil || n.Exp != nil || n.Repl != nil || n.Slice != nil:
-				found = "$" + n.Param.Value
+				return false
 			}
+			name := n.Param.Value
+			// ${#a}, ${#a[@]}: a length, a number whatever a holds; and
+			// ${a[k]}, ${a[k]:-0} of an array the script only gave numbers.
+			// A braced subscript of an associative array is a string, not
+			// evaluated; any other subscript is arithmetic of its own.
+			number := n.Length && !n.Excl
+			if !number && w.numeric[name] && !n.Excl && n.Repl == nil && n.Slice == nil {
+				number = n.Exp == nil || (n.Exp.Op == syntax.DefaultUnset || n.Exp.Op == syntax.DefaultUnsetOrNull) && n.Exp.Word != nil && isNumber(n.Exp.Word.Lit())
+			}
+			if !number {
+				found = "$" + name
+				return false
+			}
+			if n.Index != nil && !(w.assoc[name] && !n.Short) && !allIndex(n.Index) {
+				syntax.Walk(n.Index, visit)
+			}
+			return false
 		case *syntax.Lit:
 			if v := n.Value; v != "" && (v[0] == '_' || v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') && !w.numeric[v] {
 				found = v
@@ -1276,7 +1498,8 @@ func (w *walker) arithmVar(x syntax.ArithmExpr, line int, what string) {
 			return false
 		}
 		return found == ""
-	})
+	}
+	syntax.Walk(x, visit)
 	if found != "" {
 		w.reason(SeverityRunsUnseen, line, false, "%s uses the value of %s, which bash evaluates as an expression of its own (a value such as a[$(cmd)] runs cmd)", what, w.display(found))
 	}
@@ -1302,11 +1525,33 @@ func (w *walker) test(x syntax.TestExpr, depth, line int) {
 		}
 	case *syntax.UnaryTest:
 		w.test(t.X, depth, line)
+		if wd, ok := t.X.(*syntax.Word); ok && (t.Op == syntax.TsVarSet || t.Op == syntax.TsRefVar) {
+			v, fixed := fixedWord(wd)
+			w.nameOperand(v, fixed, w.show(wd), "[[ "+w.show(t)+" ]]", line)
+		}
 	case *syntax.ParenTest:
 		w.test(t.X, depth, line)
 	case *syntax.Word:
 		w.word(t, depth, line)
 	}
+}
+
+// nameOperand checks a word a builtin takes as a variable's name (read
+// NAME, test -v NAME, [[ -v NAME ]]): bash evaluates an indexed subscript
+// in it as arithmetic, so a name decided at run time, or one whose
+// subscript is more than a number, can run code (a[$(cmd)]).
+func (w *walker) nameOperand(v string, fixed bool, shown, cmd string, line int) {
+	if w.dash {
+		return
+	}
+	if fixed {
+		_, sub, ok := strings.Cut(v, "[")
+		sub = strings.TrimSuffix(sub, "]")
+		if !ok || isNumber(sub) || sub == "@" || sub == "*" || w.numeric[sub] {
+			return
+		}
+	}
+	w.reason(SeverityRunsUnseen, line, false, "%s takes %s as a variable's name, which bash evaluates with its subscript (a name such as a[$(cmd)] runs cmd)", cmd, shown)
 }
 
 func isNumber(s string) bool {
@@ -1436,6 +1681,27 @@ func (w *walker) decl(c *syntax.DeclClause, depth int, prefix, tail string, line
 			}
 		}
 		names++
+		if a.Name != nil && a.Value == nil && a.Array == nil && strings.Contains(flags, "p") {
+			// declare -p NAME prints NAME and its value: it sets nothing
+			taint = cmp.Or(w.printedVars([]string{a.Name.Value}), taint)
+			continue
+		}
+		if a.Name != nil {
+			// In a function, declare and local make a local variable: a
+			// global of the same name keeps arithmetic subscripts.
+			if strings.Contains(flags, "A") && (variant != "local" && len(w.inFunc) == 0 || strings.Contains(flags, "g")) {
+				w.assoc[a.Name.Value] = true
+			}
+			if strings.Contains(flags, "i") {
+				w.integer[a.Name.Value] = true
+			}
+		} else if a.Naked && a.Value != nil && variant != "export" && variant != "readonly" && !w.dash {
+			// declare "$name=1": the name is decided at run time, and bash
+			// evaluates a subscript in it (a[$(cmd)] runs cmd)
+			if v, ok := fixedWord(a.Value); !ok || strings.Contains(v, "[") {
+				w.reason(SeverityRunsUnseen, line, false, "%s sets a variable whose name is decided at run time (%s): bash evaluates a subscript in it, so a[$(cmd)] runs cmd", w.display(variant), w.show(a.Value))
+			}
+		}
 		if t := w.assign(a, depth, line, variant == "export" || strings.Contains(flags, "x")); t != "" {
 			taint = t
 		}
@@ -1472,16 +1738,26 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	if a.Value != nil {
 		taint = w.word(a.Value, depth, line)
 	}
+	assoc := a.Name != nil && w.assoc[a.Name.Value]
+	numbers := a.Array != nil // every element a literal number
 	if a.Array != nil {
 		for _, el := range a.Array.Elems {
+			w.zshGlob(el.Value, line)
 			if el.Value != nil {
 				if t := w.word(el.Value, depth, line); t != "" {
 					taint = t
 				}
+				if v, ok := fixedWord(el.Value); !ok || !isNumber(v) {
+					numbers = false
+				}
+			}
+			// a=([$k]=v): the subscript is arithmetic, as in a[$k]=v
+			if el.Index != nil && !w.dash && !assoc {
+				w.arithmVar(el.Index, line, "an array subscript")
 			}
 		}
 	}
-	if a.Index != nil && !w.dash {
+	if a.Index != nil && !w.dash && !assoc {
 		w.arithmVar(a.Index, line, "an array subscript")
 	}
 	if a.Name == nil {
@@ -1502,9 +1778,16 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 	if arith {
 		_, arith = a.Value.Parts[0].(*syntax.ArithmExp)
 	}
-	if a.Index == nil && a.Array == nil && !a.Append && (fixed && isNumber(value) || arith || w.numericExpansion(a.Value)) {
+	number := fixed && isNumber(value) || arith || w.numericExpansion(a.Value) || numericSubst(a.Value)
+	if w.integer[name] && a.Value != nil && !number && !w.dash {
+		w.reason(SeverityRunsUnseen, line, false, "%s has the integer attribute (declare -i): bash evaluates the value assigned to it as arithmetic, so a value such as a[$(cmd)] runs cmd", w.display(name))
+	}
+	switch {
+	case a.Index == nil && a.Array == nil && !a.Append && number, numbers && !a.Append:
 		w.numeric[name] = true
-	} else {
+	case a.Index != nil && number:
+		// a[k]=$((...)): an array of numbers stays one
+	default:
 		delete(w.numeric, name)
 	}
 	if _, ok := w.envSecrets[name]; ok {
@@ -1519,7 +1802,7 @@ func (w *walker) assign(a *syntax.Assign, depth, line int, exported bool) string
 // envAssign checks a variable set by the script (for itself or in a
 // command's environment).
 func (w *walker) envAssign(name, value string, fixed bool, line int) {
-	if why := codeVariable(name, value, fixed); why != "" {
+	if why := codeVariable(name, value, fixed); why != "" && !(fixed && commandVariable(name) && (value == "" || w.inertCommand(value))) {
 		w.reason(SeverityRunsUnseen, line, false, "sets %s, %s", w.display(name), why)
 	}
 	if name == "PATH" {
@@ -1528,6 +1811,53 @@ func (w *walker) envAssign(name, value string, fixed bool, line int) {
 	if why := redirectVariable(name); why != "" {
 		w.mark(SeverityExposes, line, true, "sets %s, %s", w.display(name), why)
 	}
+	if _, ok := configFileVariables[name]; ok {
+		if fixed && value != "" {
+			w.confVars[name] = value
+		} else {
+			delete(w.confVars, name)
+		}
+	}
+}
+
+// commandVariable: a variable whose value programs run as their pager,
+// editor or password prompt (GIT_PAGER, AWS_PAGER, GIT_EDITOR, VISUAL,
+// SSH_ASKPASS): empty, the program uses none or its default, as if it
+// were not set (git-config(1) core.pager: "an empty string or the value
+// cat": no pager; the AWS CLI: AWS_PAGER="" turns its pager off).
+func commandVariable(name string) bool {
+	up := strings.ToUpper(name)
+	return up == "PAGER" || up == "MANPAGER" || up == "EDITOR" || up == "VISUAL" ||
+		strings.HasSuffix(up, "_PAGER") || strings.HasSuffix(up, "_EDITOR") || strings.HasSuffix(up, "_ASKPASS")
+}
+
+// inertCommand: a command line, literal and plain, whose program's table
+// says it only reads (cat, true): as a pager or an editor it runs nothing
+// else. Anything else (less, which runs LESSOPEN; a shell word) is not.
+func (w *walker) inertCommand(v string) bool {
+	fields := strings.Fields(v)
+	if len(fields) == 0 || len(fields) > 4 {
+		return false
+	}
+	words := make([]word, 0, len(fields)-1)
+	for _, f := range fields {
+		if !plainChars(f) {
+			return false
+		}
+	}
+	for _, f := range fields[1:] {
+		words = append(words, word{val: f, fixed: true, prefix: f, shown: f})
+	}
+	name := fields[0]
+	if dir := path.Dir(name); strings.Contains(name, "/") && !systemDirs[dir] {
+		return false
+	}
+	p := w.cat.lookup(path.Base(name))
+	if p == nil {
+		return false
+	}
+	m := w.matchCached(p, words)
+	return m.problem == "" && m.class == ClassReadOnly && !m.eff.runs && !m.eff.net && !m.eff.writes && len(m.eff.readsCode) == 0
 }
 
 // envDump marks a command that prints the whole environment.
