@@ -71,7 +71,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 		return ""
 	}
 	text := w.show(c)
-	w.emit(depth, prefix+text+tail)
+	w.emit(depth, w.lineText(prefix, text, tail))
 	saved := w.callNamed
 	w.callNamed = nil
 	for _, a := range c.Assigns {

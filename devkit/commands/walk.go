@@ -230,6 +230,16 @@ func (w *walker) value(wd *syntax.Word) (string, bool) {
 	return v, ok
 }
 
+// lineText is the text of a line to emit, parts joined, built only when the
+// line will be shown: silent, or past the cap (most lines of a long
+// script), no emit shows it, so "" does as well and costs nothing.
+func (w *walker) lineText(parts ...string) string {
+	if w.silent > 0 || len(w.a.Shown) >= maxShownLines {
+		return ""
+	}
+	return strings.Join(parts, "")
+}
+
 // emit shows one line at depth; ok is false when the cap stopped it.
 func (w *walker) emit(depth int, text string) bool {
 	if w.silent > 0 {
@@ -393,7 +403,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			d := depth
 			if tail != "" {
-				w.emit(depth, prefix+"pipeline"+tail+":")
+				w.emit(depth, w.lineText(prefix, "pipeline", tail, ":"))
 				d, prefix = depth+1, ""
 			}
 			left := w.stmt(c.X, d, prefix, in)
@@ -402,7 +412,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		}
 		d := depth
 		if tail != "" {
-			w.emit(depth, prefix+"group"+tail+":")
+			w.emit(depth, w.lineText(prefix, "group", tail, ":"))
 			d, prefix = depth+1, ""
 		}
 		a := w.stmt(c.X, d, prefix, in)
@@ -413,7 +423,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	case *syntax.DeclClause:
 		out = w.decl(c, depth, prefix, tail, line)
 	case *syntax.Subshell:
-		w.emit(depth, prefix+"subshell"+tail+":")
+		w.emit(depth, w.lineText(prefix, "subshell", tail, ":"))
 		saved := w.cwd
 		out = w.stmts(c.Stmts, depth+1, in)
 		w.cwd = saved
@@ -428,7 +438,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				out = cmp.Or(out, w.stmts(ic.Then, depth+1, in))
 				break
 			}
-			w.emit(depth, prefix+label+tail+":")
+			w.emit(depth, w.lineText(prefix, label, tail, ":"))
 			prefix, tail = "", ""
 			w.stmts(ic.Cond, depth+1, in)
 			w.emit(depth, "when true:")
@@ -440,7 +450,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		if c.Until {
 			kw = "until"
 		}
-		w.emit(depth, prefix+kw+tail+":")
+		w.emit(depth, w.lineText(prefix, kw, tail, ":"))
 		w.loopUnnumber(c)
 		// The condition (read ...) takes the loop's input each round.
 		w.stmts(c.Cond, depth+1, in)
@@ -1024,15 +1034,15 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 			t = w.parts(p.Parts, depth, line)
 		case *syntax.CmdSubst:
 			w.computed(line, "a command substitution")
-			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true})
+			t = w.subst(p.Stmts, depth, w.lineText("first, to build a word, ", w.show(p), " runs:"), flow{stdin: true})
 		case *syntax.ProcSubst:
 			w.computed(line, "a process substitution")
 			if p.Op == syntax.CmdOut {
-				w.writtenSubsts = append(w.writtenSubsts, procSubst{p.Stmts, depth, "alongside, reading what is written to the file " + w.show(p) + ", runs:"})
+				w.writtenSubsts = append(w.writtenSubsts, procSubst{p.Stmts, depth, w.lineText("alongside, reading what is written to the file ", w.show(p), ", runs:")})
 				break
 			}
 			// <(cmd): the file's content is cmd's output.
-			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{})
+			t = w.subst(p.Stmts, depth, w.lineText("alongside, as a file, ", w.show(p), " runs:"), flow{})
 		case *syntax.ParamExp:
 			w.computed(line, "the parameter expansion "+w.show(p))
 			t = w.param(p, line)
