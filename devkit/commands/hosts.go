@@ -135,7 +135,7 @@ func (w *walker) readsFile(f string, line int) string {
 	case credentialFile(f):
 		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(f))
 		return "the credential file " + f
-	case w.tainted[w.resolve(f)] != "":
+	case len(w.tainted) > 0 && w.tainted[w.resolve(f)] != "":
 		return w.tainted[w.resolve(f)]
 	}
 	return ""
@@ -148,7 +148,7 @@ func (w *walker) fileData(f string) (string, bool) {
 		return "secret data (a process's whole environment, " + w.display(f) + ")", true
 	case credentialFile(f):
 		return "secret data (the credential file " + w.display(f) + ")", true
-	case w.tainted[w.resolve(f)] != "":
+	case len(w.tainted) > 0 && w.tainted[w.resolve(f)] != "":
 		return "secret data (the file " + w.display(f) + ", written with secret data earlier in the script, from " + w.dataLabel(w.tainted[w.resolve(f)]) + ")", true
 	}
 	return "the file " + w.display(f), false

@@ -153,7 +153,10 @@ func (w *walker) stdinTaint(in flow) string {
 		return in.taint
 	}
 	if in.stdin && len(w.stdinSecrets) > 0 {
-		return "secret " + strings.Join(w.stdinSecrets, ", ") + " (standard input)"
+		if w.stdinLabel == "" { // built once: most commands read standard input
+			w.stdinLabel = "secret " + strings.Join(w.stdinSecrets, ", ") + " (standard input)"
+		}
+		return w.stdinLabel
 	}
 	return ""
 }

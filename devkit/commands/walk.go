@@ -56,6 +56,7 @@ type walker struct {
 
 	envSecrets   map[string]string // variable -> secret name
 	stdinSecrets []string
+	stdinLabel   string            // stdinTaint's label of stdinSecrets, once built
 	secretVars   map[string]bool   // delivered, or assigned from secret data (read)
 	secretFrom   map[string]string // a variable of the script -> the secret data it came from (secretvars.go)
 
@@ -843,6 +844,9 @@ func (w *walker) atWorkDir(wd *syntax.Word) string {
 	if w.cwd == "" || w.wd == "" {
 		return ""
 	}
+	if w.noWorkDir(wd) {
+		return ""
+	}
 	const marker = "\x00workdir\x00"
 	found := 0
 	swap := func(ps []syntax.WordPart) []syntax.WordPart {
@@ -878,6 +882,25 @@ func (w *walker) atWorkDir(wd *syntax.Word) string {
 		dir = "./" + strings.TrimPrefix(dir, root)
 	}
 	return before + dir + tail
+}
+
+// noWorkDir reports, without building anything, a word atWorkDir finds
+// no working directory in: its text as written has no "PWD" or "pwd"
+// (each of the four forms does) and only printable ASCII, tabs and
+// newlines, so showing its parts there would find nothing either (no
+// form, no control character to note). Most words are such.
+func (w *walker) noWorkDir(wd *syntax.Word) bool {
+	a, b := int(wd.Pos().Offset()), int(wd.End().Offset())
+	if !wd.Pos().IsValid() || a < 0 || b > len(w.src) || a > b {
+		return false
+	}
+	s := w.src[a:b]
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 || c >= 0x7f) && c != '\t' && c != '\n' {
+			return false
+		}
+	}
+	return !strings.Contains(s, "PWD") && !strings.Contains(s, "pwd")
 }
 
 // unescapeLit removes the backslashes of an unquoted literal (\x is x,
@@ -1044,7 +1067,9 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 			// <(cmd): the file's content is cmd's output.
 			t = w.subst(p.Stmts, depth, w.lineText("alongside, as a file, ", w.show(p), " runs:"), flow{})
 		case *syntax.ParamExp:
-			w.computed(line, "the parameter expansion "+w.show(p))
+			if shown := w.show(p); w.computes == "" {
+				w.computed(line, "the parameter expansion "+shown)
+			}
 			t = w.param(p, line)
 			if p.Exp != nil {
 				t = cmp.Or(t, w.word(p.Exp.Word, depth, line))
