@@ -720,25 +720,19 @@ func (m *match) codeByOption() bool {
 	})
 }
 
+// firstFittingKinds is the first of forms the operands fit, with the kind
+// it assigns each operand. The rest kind takes what the fixed kinds
+// around it leave; assign... takes only assignments; argv takes nothing
+// here (the inner command is apart).
 func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandForm, []kind) {
 	for _, f := range forms {
 		if fits(f, words, ops, nil) {
-			return f, fitOperands(f, words, ops)
+			out := make([]kind, 0, len(ops))
+			fits(f, words, ops, &out)
+			return f, out
 		}
 	}
 	return nil, nil
-}
-
-// fitOperands assigns each operand a kind of f, or returns nil. The rest
-// kind takes what the fixed kinds around it leave; assign... takes only
-// assignments; argv takes nothing here (the inner command is apart).
-func fitOperands(f *operandForm, words []word, ops []int) []kind {
-	if !fits(f, words, ops, nil) {
-		return nil
-	}
-	out := make([]kind, 0, len(ops))
-	fits(f, words, ops, &out)
-	return out
 }
 
 // fits reports whether the operands fit f's kinds, appending each
@@ -796,6 +790,7 @@ func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int,
 		m.stdinForm = f.eff.stdinCode
 	}
 	vals := make([]string, 0, len(ops))
+	m.values = slices.Grow(m.values, len(ops))
 	for j, i := range ops {
 		k := kinds[j]
 		code := k.name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)

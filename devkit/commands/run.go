@@ -166,6 +166,11 @@ func (w *walker) command(line, depth int, text, program, form string, class Clas
 	if w.silent > 0 {
 		return
 	}
+	if n := len(w.a.Commands); n == cap(w.a.Commands) && n >= 256 {
+		// Doubled: append grows a long list by a quarter, which copies a
+		// long script's thousands of commands five times over.
+		w.a.Commands = slices.Grow(w.a.Commands, n)
+	}
 	w.a.Commands = append(w.a.Commands, Command{Line: line, Depth: depth, Text: text, Program: program, Form: form, Class: class})
 }
 
