@@ -28,7 +28,7 @@ type word struct {
 
 // valueUse is one option value or operand with the kind its table gives.
 type valueUse struct {
-	k        kind
+	k        *kind    // the table's (shared, read only)
 	idx      int      // index of the word in the command's words (after the program)
 	w        word     // the value (for an attached value, only that part)
 	opt      string   // the option spelling ("" for an operand)
@@ -530,12 +530,12 @@ func (m *match) takeNext(n *node, o *option, name string, words []word, i, base 
 
 // moreValues takes an option's further values (jq --arg NAME VALUE).
 func (m *match) moreValues(o *option, name string, words []word, i, base int) int {
-	for _, k := range o.more {
+	for k := range o.more {
 		if i >= len(words) {
 			m.fail("%s: the option %s lacks its values", m.chain[len(m.chain)-1].path(), Literal(name))
 			return -1
 		}
-		m.addValueKind(o, k, name, base+i, words[i])
+		m.addValueKind(o, &o.more[k], name, base+i, words[i])
 		i++
 	}
 	return i
@@ -569,7 +569,7 @@ func (m *match) useOption(o *option, name string) {
 }
 
 func (m *match) addValue(o *option, name string, idx int, v word) {
-	m.addValueKind(o, *o.value, name, idx, v)
+	m.addValueKind(o, o.value, name, idx, v)
 }
 
 // kindShown is a value kind as a reason names it: a long list of accepted
@@ -582,14 +582,14 @@ func kindShown(k kind) string {
 	return s
 }
 
-func (m *match) addValueKind(o *option, k kind, name string, idx int, v word) {
-	if !kindAccepts(k, v) {
-		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), kindShown(k))
+func (m *match) addValueKind(o *option, k *kind, name string, idx int, v word) {
+	if !kindAccepts(*k, v) {
+		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), kindShown(*k))
 		return
 	}
 	code := k.name == "file" && (len(o.eff.readsCode) > 0 || o.eff.runs)
 	m.values = append(m.values, valueUse{k: k, idx: idx, w: v, opt: name, eff: &o.eff, codeFile: code})
-	m.valueKinds = append(m.valueKinds, k)
+	m.valueKinds = append(m.valueKinds, *k)
 	if code {
 		m.valueKinds = append(m.valueKinds, kind{name: "code", lang: "*"})
 	}
@@ -724,10 +724,10 @@ func (m *match) codeByOption() bool {
 // it assigns each operand. The rest kind takes what the fixed kinds
 // around it leave; assign... takes only assignments; argv takes nothing
 // here (the inner command is apart).
-func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandForm, []kind) {
+func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandForm, []*kind) {
 	for _, f := range forms {
 		if fits(f, words, ops, nil) {
-			out := make([]kind, 0, len(ops))
+			out := make([]*kind, 0, len(ops))
 			fits(f, words, ops, &out)
 			return f, out
 		}
@@ -737,7 +737,7 @@ func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandF
 
 // fits reports whether the operands fit f's kinds, appending each
 // operand's kind to out when out is not nil.
-func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
+func fits(f *operandForm, words []word, ops []int, out *[]*kind) bool {
 	kinds := f.kinds
 	if n := len(kinds); n > 0 && kinds[n-1].name == "argv" {
 		kinds = kinds[:n-1]
@@ -751,13 +751,14 @@ func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
 		}
 		return c
 	}
-	add := func(k kind) {
+	add := func(k *kind) {
 		if out != nil {
 			*out = append(*out, k)
 		}
 	}
 	j := 0
-	for ki, k := range kinds {
+	for ki := range kinds {
+		k := &kinds[ki]
 		switch {
 		case k.name == "assign" && k.rest:
 			for j < len(ops) && isAssignWord(words[ops[j]]) {
@@ -767,14 +768,14 @@ func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
 		case k.rest:
 			take := len(ops) - j - fixedAfter(ki+1)
 			for ; take > 0; take-- {
-				if !kindAccepts(k, words[ops[j]]) {
+				if !kindAccepts(*k, words[ops[j]]) {
 					return false
 				}
 				add(k)
 				j++
 			}
 		default:
-			if j >= len(ops) || !kindAccepts(k, words[ops[j]]) {
+			if j >= len(ops) || !kindAccepts(*k, words[ops[j]]) {
 				return false
 			}
 			add(k)
@@ -784,17 +785,22 @@ func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
 	return j == len(ops)
 }
 
-func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int, f *operandForm, kinds []kind) {
+func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int, f *operandForm, kinds []*kind) {
 	m.eff.merge(f.eff)
 	if f.eff.stdinCode != "" {
 		m.stdinForm = f.eff.stdinCode
 	}
-	vals := make([]string, 0, len(ops))
 	m.values = slices.Grow(m.values, len(ops))
 	for j, i := range ops {
 		k := kinds[j]
 		code := k.name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)
 		m.values = append(m.values, valueUse{k: k, idx: base + i, w: words[i], eff: &f.eff, codeFile: code})
+	}
+	if len(f.eff.checks) == 0 {
+		return
+	}
+	vals := make([]string, 0, len(ops))
+	for _, i := range ops {
 		vals = append(vals, checkVals(words[i:i+1])...)
 	}
 	for _, c := range f.eff.checks {
