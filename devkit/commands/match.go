@@ -187,7 +187,8 @@ func wordsPrefix(ws []word, lits []string) bool {
 
 // keyOption finds a KEY= spelling the word starts with (dd if=FILE).
 func (n *node) keyOption(w word) (*option, string) {
-	for _, o := range n.opts {
+	for _, o := range n.keyOpts { // the options with a KEY= spelling, in order
+
 		for _, s := range o.names {
 			if strings.HasSuffix(s, "=") && strings.HasPrefix(w.prefix, s) {
 				return o, s

@@ -274,14 +274,13 @@ func (w *walker) matchCached(p *program, words []word) *match {
 		}
 	}
 	key := h.Sum64()
-	for _, c := range w.matches[key] {
-		if c.prog == p && slices.Equal(c.words, words) {
-			return c.m
-		}
+	c, ok := w.matches[key]
+	if ok && c.prog == p && slices.Equal(c.words, words) {
+		return c.m
 	}
 	m := matchCommand(p, words)
-	if len(w.matches) < 4096 {
-		w.matches[key] = append(w.matches[key], cachedMatch{prog: p, words: slices.Clone(words), m: m})
+	if !ok && len(w.matches) < 4096 { // the first words of a hash stay
+		w.matches[key] = cachedMatch{prog: p, words: slices.Clone(words), m: m}
 	}
 	return m
 }

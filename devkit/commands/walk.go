@@ -95,9 +95,11 @@ type walker struct {
 	numeric     map[string]bool // variables the script set to a literal number
 	unbound     *unboundList
 	viaPathSeen map[string]bool
-	matches     map[uint64][]cachedMatch // matchCached
+	matches     map[uint64]cachedMatch // matchCached
 	seed        maphash.Seed
 	netUses     []netUse // commands that open the network, for the class
+
+	lastResolved resolved // resolve's last answer
 }
 
 // netUse is one command that opens the network.
@@ -112,7 +114,7 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{},
 		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, netCommands: map[string]bool{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, matches: map[uint64]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
@@ -1459,13 +1461,35 @@ func (w *walker) envDump(line int, cmd string) {
 
 // resolve names a fixed path relative to where the script is.
 func (w *walker) resolve(p string) string {
-	if strings.HasPrefix(p, "~/") || p == "~" {
-		return path.Clean(p)
+	// The checks of one command resolve the same path a few times over
+	// (recordWrite, checkWritePath, intoDirectory): the last one is kept.
+	if l := &w.lastResolved; l.ok && l.p == p && l.cwd == w.cwd {
+		return l.out
 	}
-	if p == "" || path.IsAbs(p) || w.cwd == "" {
-		return path.Clean(p)
+	out := ""
+	switch {
+	case strings.HasPrefix(p, "~/") || p == "~":
+		out = path.Clean(p)
+	case p == "" || path.IsAbs(p) || w.cwd == "":
+		out = path.Clean(p)
+	default:
+		out = path.Join(w.cwd, p)
 	}
-	return path.Join(w.cwd, p)
+	w.lastResolved = resolved{p: p, cwd: w.cwd, out: out, ok: true}
+	return out
+}
+
+// resolved is one path resolve named: p in the directory cwd is out.
+type resolved struct {
+	p, cwd, out string
+	ok          bool
+}
+
+// underDir reports whether p is inside the directory dir (starts with dir
+// and a slash), without building dir+"/".
+func underDir(p, dir string) bool {
+	dir = strings.TrimSuffix(dir, "/")
+	return len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
 }
 
 // cd follows the script's directory for the write checks.
@@ -1545,13 +1569,13 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 	case !path.IsAbs(p) && w.cwd == "":
 		w.mark(SeverityWrites, line, false, "%s %s relative to a directory decided at run time (after cd), possibly outside the working directory", verb, w.display(p))
 		return
-	case !path.IsAbs(p):
+	case !path.IsAbs(p) && p == "":
 		p = path.Join(w.cwd, p)
 	default:
-		p = path.Clean(p)
+		p = w.resolve(p) // path.Join(w.cwd, p) when relative, else path.Clean(p)
 	}
 	wd := path.Clean(w.wd)
-	if p != wd && !strings.HasPrefix(p, strings.TrimSuffix(wd, "/")+"/") {
+	if p != wd && !underDir(p, wd) {
 		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s", verb, w.display(p))
 	}
 }
