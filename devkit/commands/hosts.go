@@ -177,7 +177,8 @@ func credentialFile(f string) bool {
 		return true
 	}
 	for _, dir := range []string{".ssh", ".aws", ".gnupg", ".kube", ".docker"} {
-		if f == "~/"+dir || strings.HasSuffix(f, "/"+dir) {
+		// f is ~/DIR or ends in /DIR (no string built for either)
+		if strings.HasSuffix(f, dir) && strings.HasSuffix(f[:len(f)-len(dir)], "/") {
 			return true
 		}
 	}

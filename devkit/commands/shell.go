@@ -373,11 +373,13 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		switch string(b.word) {
-		case "if", "while", "until", "for", "case", "select":
-			b.depth++
-		case "fi", "done", "esac":
-			b.depth = max(b.depth-1, 0)
+		if n := len(b.word); n >= 2 && n <= 6 { // the keywords' lengths
+			switch string(b.word) {
+			case "if", "while", "until", "for", "case", "select":
+				b.depth++
+			case "fi", "done", "esac":
+				b.depth = max(b.depth-1, 0)
+			}
 		}
 		b.word = b.word[:0]
 		switch c {
