@@ -584,7 +584,7 @@ func kindShown(k kind) string {
 }
 
 func (m *match) addValueKind(o *option, k *kind, name string, idx int, v word) {
-	if !kindAccepts(*k, v) {
+	if !kindAccepts(k, v) {
 		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), kindShown(*k))
 		return
 	}
@@ -600,7 +600,7 @@ func (m *match) addValueKind(o *option, k *kind, name string, idx int, v word) {
 }
 
 // kindAccepts checks a value against its kind where the kind constrains it.
-func kindAccepts(k kind, v word) bool {
+func kindAccepts(k *kind, v word) bool {
 	switch k.name {
 	case "number":
 		if !v.fixed {
@@ -642,11 +642,12 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 			forms = append(forms, &g)
 		}
 	}
+	var kindsBuf [8]*kind // the fitted kinds of a few operands, not allocated
 	if len(ops) == 0 && argvForm == nil {
 		if len(forms) == 0 {
 			return
 		}
-		if f, kinds := firstFittingKinds(forms, words, nil); f != nil {
+		if f, kinds := firstFittingKinds(forms, words, nil, kindsBuf[:0]); f != nil {
 			m.operandsMatchedKinds(n, words, nil, base, f, kinds)
 			return
 		}
@@ -664,7 +665,7 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 	if len(m.valueKinds) > 0 {
 		order = m.orderForms(forms)
 	}
-	if f, kinds := firstFittingKinds(order, words, ops); f != nil {
+	if f, kinds := firstFittingKinds(order, words, ops, kindsBuf[:0]); f != nil {
 		m.operandsMatchedKinds(n, words, ops, base, f, kinds)
 		return
 	}
@@ -722,14 +723,13 @@ func (m *match) codeByOption() bool {
 }
 
 // firstFittingKinds is the first of forms the operands fit, with the kind
-// it assigns each operand. The rest kind takes what the fixed kinds
-// around it leave; assign... takes only assignments; argv takes nothing
-// here (the inner command is apart).
-func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandForm, []*kind) {
+// it assigns each operand, appended to out. The rest kind takes what the
+// fixed kinds around it leave; assign... takes only assignments; argv
+// takes nothing here (the inner command is apart).
+func firstFittingKinds(forms []*operandForm, words []word, ops []int, out []*kind) (*operandForm, []*kind) {
 	for _, f := range forms {
-		if fits(f, words, ops, nil) {
-			out := make([]*kind, 0, len(ops))
-			fits(f, words, ops, &out)
+		if _, ok := fits(f, words, ops, false, nil); ok {
+			out, _ = fits(f, words, ops, true, out)
 			return f, out
 		}
 	}
@@ -737,8 +737,8 @@ func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandF
 }
 
 // fits reports whether the operands fit f's kinds, appending each
-// operand's kind to out when out is not nil.
-func fits(f *operandForm, words []word, ops []int, out *[]*kind) bool {
+// operand's kind to out when collect is set (and returning it).
+func fits(f *operandForm, words []word, ops []int, collect bool, out []*kind) ([]*kind, bool) {
 	kinds := f.kinds
 	if n := len(kinds); n > 0 && kinds[n-1].name == "argv" {
 		kinds = kinds[:n-1]
@@ -753,8 +753,8 @@ func fits(f *operandForm, words []word, ops []int, out *[]*kind) bool {
 		return c
 	}
 	add := func(k *kind) {
-		if out != nil {
-			*out = append(*out, k)
+		if collect {
+			out = append(out, k)
 		}
 	}
 	j := 0
@@ -769,21 +769,21 @@ func fits(f *operandForm, words []word, ops []int, out *[]*kind) bool {
 		case k.rest:
 			take := len(ops) - j - fixedAfter(ki+1)
 			for ; take > 0; take-- {
-				if !kindAccepts(*k, words[ops[j]]) {
-					return false
+				if !kindAccepts(k, words[ops[j]]) {
+					return out, false
 				}
 				add(k)
 				j++
 			}
 		default:
-			if j >= len(ops) || !kindAccepts(*k, words[ops[j]]) {
-				return false
+			if j >= len(ops) || !kindAccepts(k, words[ops[j]]) {
+				return out, false
 			}
 			add(k)
 			j++
 		}
 	}
-	return j == len(ops)
+	return out, j == len(ops)
 }
 
 func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int, f *operandForm, kinds []*kind) {

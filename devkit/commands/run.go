@@ -280,7 +280,9 @@ func (w *walker) matchCached(p *program, words []word) *match {
 	}
 	m := matchCommand(p, words)
 	if !ok && len(w.matches) < 4096 { // the first words of a hash stay
-		w.matches[key] = cachedMatch{prog: p, words: slices.Clone(words), m: m}
+		// The command's own words, not a copy: nothing changes a word
+		// once call (or directCmd) has read it.
+		w.matches[key] = cachedMatch{prog: p, words: words[:len(words):len(words)], m: m}
 	}
 	return m
 }

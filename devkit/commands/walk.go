@@ -237,10 +237,16 @@ func (w *walker) value(wd *syntax.Word) (string, bool) {
 // line will be shown: silent, or past the cap (most lines of a long
 // script), no emit shows it, so "" does as well and costs nothing.
 func (w *walker) lineText(parts ...string) string {
-	if w.silent > 0 || len(w.a.Shown) >= maxShownLines {
+	if !w.shows() {
 		return ""
 	}
 	return strings.Join(parts, "")
+}
+
+// shows reports whether a line emitted now is shown: not silent, and
+// under the cap.
+func (w *walker) shows() bool {
+	return w.silent == 0 && len(w.a.Shown) < maxShownLines
 }
 
 // emit shows one line at depth; ok is false when the cap stopped it.
@@ -395,7 +401,12 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	notes = append(notes, rnotes...)
 	tail := ""
 	if len(notes) > 0 {
-		tail = " [" + strings.Join(notes, "; ") + "]"
+		// Not "" even when no line shows it: a tail puts a pipeline's or
+		// a group's commands one level deeper.
+		tail = " [...]"
+		if w.shows() {
+			tail = " [" + strings.Join(notes, "; ") + "]"
+		}
 	}
 	var out string
 	shownBefore := len(w.a.Shown)
@@ -644,14 +655,14 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			if r.Op == syntax.RdrAll || r.Op == syntax.RdrAllClob || r.Op == syntax.AppAll || r.Op == syntax.AppAllClob {
 				what = "stdout and stderr"
 			}
-			notes = append(notes, what+verb+target)
+			notes = append(notes, w.lineText(what, verb, target))
 			w.checkWrite("writes", r.Word, line)
 			if v, ok := w.value(r.Word); ok {
 				outs = append(outs, w.resolve(v))
 			}
 			w.netPath(r.Word, line)
 		case syntax.RdrIn:
-			notes = append(notes, stream("stdin")+" from "+target)
+			notes = append(notes, w.lineText(stream("stdin"), " from ", target))
 			v, ok := w.value(r.Word)
 			if ok {
 				if t := w.readsFile(v, line); t != "" {
@@ -687,11 +698,11 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			}
 			switch target {
 			case "-":
-				notes = append(notes, stream(def)+" closed")
+				notes = append(notes, w.lineText(stream(def), " closed"))
 			case "0", "1", "2":
-				notes = append(notes, stream(def)+" to "+fdNames[target])
+				notes = append(notes, w.lineText(stream(def), " to ", fdNames[target]))
 			default:
-				notes = append(notes, stream(def)+" to fd "+target)
+				notes = append(notes, w.lineText(stream(def), " to fd ", target))
 			}
 			if r.Op == syntax.DplIn && isStdin && target != "0" {
 				in.stdin, in.piped, in.taint, in.hdoc = false, "", "", nil
