@@ -209,7 +209,7 @@ func (w *walker) display(s string) string {
 		s = strings.ReplaceAll(s, string(w.standIn), "\r")
 	}
 	// A line continued with a backslash is one line to the shell.
-	if strings.Contains(s, "\\\n") {
+	if strings.IndexByte(s, '\\') >= 0 && strings.Contains(s, "\\\n") {
 		s = lineContinuation.ReplaceAllString(s, " ")
 	}
 	out := Literal(s)
@@ -949,6 +949,9 @@ func (w *walker) plainName(wd *syntax.Word) (name, why string) {
 	if len(wd.Parts) == 1 {
 		if l, ok := wd.Parts[0].(*syntax.Lit); ok {
 			v := l.Value
+			if v != "" && plainChars(v) {
+				return v, "" // none of the characters the cases below look for
+			}
 			switch {
 			case strings.ContainsRune(v, '\\'):
 				return "", "the command name is written with a backslash (" + w.show(wd) + "), which the device does not take as a plain name"
@@ -1484,7 +1487,8 @@ func (w *walker) resolve(p string) string {
 	case p == "" || path.IsAbs(p) || w.cwd == "":
 		out = path.Clean(p)
 	default:
-		out = path.Join(w.cwd, p)
+		// path.Join(w.cwd, p), both not empty, with one copy less
+		out = path.Clean(w.cwd + "/" + p)
 	}
 	w.lastResolved = resolved{p: p, cwd: w.cwd, out: out, ok: true}
 	return out
