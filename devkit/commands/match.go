@@ -584,7 +584,7 @@ func kindShown(k kind) string {
 }
 
 func (m *match) addValueKind(o *option, k *kind, name string, idx int, v word) {
-	if !kindAccepts(k, v) {
+	if !kindAccepts(k, &v) {
 		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), kindShown(*k))
 		return
 	}
@@ -600,7 +600,7 @@ func (m *match) addValueKind(o *option, k *kind, name string, idx int, v word) {
 }
 
 // kindAccepts checks a value against its kind where the kind constrains it.
-func kindAccepts(k *kind, v word) bool {
+func kindAccepts(k *kind, v *word) bool {
 	switch k.name {
 	case "number":
 		if !v.fixed {
@@ -617,7 +617,7 @@ func kindAccepts(k *kind, v word) bool {
 	case "enum":
 		return v.fixed && slices.Contains(k.enum, v.val)
 	case "assign":
-		return isAssignWord(v)
+		return isAssignWord(*v)
 	}
 	return true
 }
@@ -728,17 +728,18 @@ func (m *match) codeByOption() bool {
 // takes nothing here (the inner command is apart).
 func firstFittingKinds(forms []*operandForm, words []word, ops []int, out []*kind) (*operandForm, []*kind) {
 	for _, f := range forms {
-		if _, ok := fits(f, words, ops, false, nil); ok {
-			out, _ = fits(f, words, ops, true, out)
-			return f, out
+		// out is on the caller's stack: fitting and listing at once
+		// costs a form that does not fit nothing more.
+		if kinds, ok := fits(f, words, ops, out[:0]); ok {
+			return f, kinds
 		}
 	}
 	return nil, nil
 }
 
 // fits reports whether the operands fit f's kinds, appending each
-// operand's kind to out when collect is set (and returning it).
-func fits(f *operandForm, words []word, ops []int, collect bool, out []*kind) ([]*kind, bool) {
+// operand's kind to out (and returning it).
+func fits(f *operandForm, words []word, ops []int, out []*kind) ([]*kind, bool) {
 	kinds := f.kinds
 	if n := len(kinds); n > 0 && kinds[n-1].name == "argv" {
 		kinds = kinds[:n-1]
@@ -752,11 +753,7 @@ func fits(f *operandForm, words []word, ops []int, collect bool, out []*kind) ([
 		}
 		return c
 	}
-	add := func(k *kind) {
-		if collect {
-			out = append(out, k)
-		}
-	}
+	add := func(k *kind) { out = append(out, k) }
 	j := 0
 	for ki := range kinds {
 		k := &kinds[ki]
@@ -769,14 +766,14 @@ func fits(f *operandForm, words []word, ops []int, collect bool, out []*kind) ([
 		case k.rest:
 			take := len(ops) - j - fixedAfter(ki+1)
 			for ; take > 0; take-- {
-				if !kindAccepts(k, words[ops[j]]) {
+				if !kindAccepts(k, &words[ops[j]]) {
 					return out, false
 				}
 				add(k)
 				j++
 			}
 		default:
-			if j >= len(ops) || !kindAccepts(k, words[ops[j]]) {
+			if j >= len(ops) || !kindAccepts(k, &words[ops[j]]) {
 				return out, false
 			}
 			add(k)
