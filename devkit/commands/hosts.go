@@ -157,7 +157,7 @@ func (w *walker) fileData(f string) (string, bool) {
 // credentialFile: files that hold credentials of other tools (the
 // sensitive paths of the read-only rule).
 func credentialFile(f string) bool {
-	if !strings.Contains(f, ".") && !strings.Contains(f, "/etc/shadow") && !strings.Contains(f, "Keychains") {
+	if strings.IndexByte(f, '.') < 0 && !strings.Contains(f, "/etc/shadow") && !strings.Contains(f, "Keychains") {
 		return false
 	}
 	// A public key and the known hosts are meant to be shown (ssh-keygen

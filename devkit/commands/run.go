@@ -1194,7 +1194,10 @@ func (w *walker) remoteStdin(c *simpleCmd, host string) {
 // builtin applies the shell's own semantics of its builtins, which a table
 // cannot say: where cd goes, what read assigns, what set and printf -v do.
 func (w *walker) builtin(c *simpleCmd, name string, i, end int) {
-	ops := fixedVals(c.ws[i+1 : end])
+	ops := make([]string, 0, 8) // on the stack for most commands
+	for _, wd := range c.ws[i+1 : end] {
+		ops = append(ops, wd.val)
+	}
 	line := c.line
 	switch name {
 	case "wait":

@@ -99,7 +99,8 @@ type walker struct {
 	seed        maphash.Seed
 	netUses     []netUse // commands that open the network, for the class
 
-	lastResolved resolved // resolve's last answer
+	resolvedPaths [4]resolved // resolve's last answers
+	resolvedNext  int
 }
 
 // netUse is one command that opens the network.
@@ -927,7 +928,7 @@ func unescapeDq(s string) string { return unescape(s, "$`\"\\\n") }
 // unescape removes each backslash before a byte of only (before any byte
 // when only is empty); a backslash-newline disappears whole.
 func unescape(s, only string) string {
-	if !strings.Contains(s, `\`) {
+	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
 	var b strings.Builder
@@ -1476,9 +1477,12 @@ func (w *walker) envDump(line int, cmd string) {
 // resolve names a fixed path relative to where the script is.
 func (w *walker) resolve(p string) string {
 	// The checks of one command resolve the same path a few times over
-	// (recordWrite, checkWritePath, intoDirectory): the last one is kept.
-	if l := &w.lastResolved; l.ok && l.p == p && l.cwd == w.cwd {
-		return l.out
+	// (recordWrite, checkWritePath, intoDirectory), and a loop's commands
+	// the same few paths: the last four are kept.
+	for i := range w.resolvedPaths {
+		if l := &w.resolvedPaths[i]; l.ok && l.p == p && l.cwd == w.cwd {
+			return l.out
+		}
 	}
 	out := ""
 	switch {
@@ -1490,7 +1494,8 @@ func (w *walker) resolve(p string) string {
 		// path.Join(w.cwd, p), both not empty, with one copy less
 		out = path.Clean(w.cwd + "/" + p)
 	}
-	w.lastResolved = resolved{p: p, cwd: w.cwd, out: out, ok: true}
+	w.resolvedPaths[w.resolvedNext%len(w.resolvedPaths)] = resolved{p: p, cwd: w.cwd, out: out, ok: true}
+	w.resolvedNext++
 	return out
 }
 
