@@ -161,15 +161,17 @@ func (w *walker) stdinTaint(in flow) string {
 	return ""
 }
 
-// command records one command for Analysis.Commands.
+// command records one command for Analysis.Commands (finish joins the
+// full chunks and the last).
 func (w *walker) command(line, depth int, text, program, form string, class Class) {
 	if w.silent > 0 {
 		return
 	}
 	if n := len(w.a.Commands); n == cap(w.a.Commands) && n >= 256 {
-		// Doubled: append grows a long list by a quarter, which copies a
-		// long script's thousands of commands five times over.
-		w.a.Commands = slices.Grow(w.a.Commands, n)
+		// A long script's commands go in chunks, joined once: growing
+		// one list copied its thousands of commands over and over.
+		w.commandChunks = append(w.commandChunks, w.a.Commands)
+		w.a.Commands = make([]Command, 0, 256)
 	}
 	w.a.Commands = append(w.a.Commands, Command{Line: line, Depth: depth, Text: text, Program: program, Form: form, Class: class})
 }

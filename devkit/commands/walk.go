@@ -101,6 +101,9 @@ type walker struct {
 
 	resolvedPaths [4]resolved // resolve's last answers
 	resolvedNext  int
+	// commandChunks are the full chunks of Analysis.Commands, which holds
+	// only the last one until finish joins them (command).
+	commandChunks [][]Command
 }
 
 // netUse is one command that opens the network.
