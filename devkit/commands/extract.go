@@ -37,7 +37,8 @@ func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archi
 		how = "built"
 	}
 	named, lastURL := false, -1
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "url" && v.opt == "" {
 			lastURL = v.idx
 		}
@@ -52,7 +53,8 @@ func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archi
 			}
 		}
 	}()
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if !v.w.fixed {
 			continue
 		}

@@ -41,7 +41,8 @@ type valueUse struct {
 // none, or one decided at run time.
 func (m *match) workdir() string {
 	dir := ""
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.eff != nil && v.eff.workdir && v.opt != "" {
 			if !v.w.fixed {
 				return ""
@@ -832,7 +833,8 @@ func (m *match) finish(words []word) {
 		m.problem = "" // a whole form is understood by itself
 		m.form = path + " " + strings.Join(m.whole.words, " ")
 	}
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "code" || v.codeFile {
 			m.codeOperand = true
 		}
@@ -847,7 +849,8 @@ func (m *match) finish(words []word) {
 		}
 	}
 	operands, dash := 0, false
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.opt == "" {
 			operands++
 			dash = dash || (v.w.fixed && v.w.val == "-")
@@ -885,7 +888,8 @@ func (m *match) finish(words []word) {
 	if e.writes || e.deletes || e.runs || e.loads || e.envDump || m.stdinCode {
 		ro = false
 	}
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		switch v.k.name {
 		case "code", "program", "lib", "out":
 			ro = false

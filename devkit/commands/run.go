@@ -611,17 +611,19 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	sendsSecret := false
 	readsStdin := m.eff.readsStdin || m.eff.sendsStdin
 	readTaint := "" // secret data in the files it reads: what it writes carries it
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "file" && v.w.fixed {
 			readTaint = cmp.Or(readTaint, w.heldData(v.w.val))
 		}
 	}
 	out = cmp.Or(out, w.inputTaint(c, name, m))
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		wi := i + 1 + v.idx
 		switch v.k.name {
 		case "code":
-			out = cmp.Or(w.code(c, name, v, m, wi), out)
+			out = cmp.Or(w.code(c, name, *v, m, wi), out)
 		case "program":
 			if !v.w.fixed {
 				w.reason(SeverityRunsUnseen, line, false, "%s runs a program decided at run time (%s)", name, v.w.shown)
@@ -965,7 +967,8 @@ func replaceString(program, opt string, opts []string) string {
 // awk PROG FILE), unless one of them is "-".
 func (w *walker) inputTaint(c *simpleCmd, name string, m *match) string {
 	inputFiles, dash := false, false
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "file" && v.w.fixed {
 			dash = dash || v.w.val == "-" || v.w.val == "/dev/stdin"
 			inputFiles = inputFiles || v.opt == ""

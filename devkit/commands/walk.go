@@ -402,7 +402,11 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	defer func() { w.writtenSubsts = savedSubsts }()
 	rin, rnotes, heredocs, outs := w.redirects(s, line, &in)
 	w.rememberScript(s, in, line)
-	notes = append(notes, rnotes...)
+	if len(notes) == 0 {
+		notes = rnotes // not a copy
+	} else {
+		notes = append(notes, rnotes...)
+	}
 	tail := ""
 	if len(notes) > 0 {
 		// Not "" even when no line shows it: a tail puts a pipeline's or
