@@ -269,6 +269,17 @@ func scriptHeading(s *Script) string {
 // sorts the findings most severe first.
 func (w *walker) finish() {
 	a := w.a
+	if len(w.commandChunks) > 0 {
+		n := len(a.Commands)
+		for _, c := range w.commandChunks {
+			n += len(c)
+		}
+		all := make([]Command, 0, n)
+		for _, c := range w.commandChunks {
+			all = append(all, c...)
+		}
+		a.Commands, w.commandChunks = append(all, a.Commands...), nil
+	}
 	for _, j := range w.jobs {
 		w.mark(SeverityExposes, j.line, true, "a background job can keep running after the script ends, with the secrets in its environment: %s", j.text)
 	}

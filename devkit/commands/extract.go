@@ -40,7 +40,8 @@ func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archi
 	// A form whose table names the files it writes (git add: .git/index)
 	// writes those, not the files it reads.
 	named, lastURL := len(m.eff.writesFiles) > 0, -1
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "url" && v.opt == "" {
 			lastURL = v.idx
 		}
@@ -55,7 +56,8 @@ func (w *walker) intoDirectory(c *simpleCmd, m *match, net bool, line int, archi
 			}
 		}
 	}()
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if !v.w.fixed {
 			continue
 		}

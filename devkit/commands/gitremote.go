@@ -42,8 +42,12 @@ func operandVals(m *match) []string {
 
 // gitRemoteSet remembers a remote's URL the script sets.
 func (w *walker) gitRemoteSet(m *match) {
+	sub := gitSub(m)
+	if sub == "" {
+		return // not git
+	}
 	ops := operandVals(m)
-	switch gitSub(m) {
+	switch sub {
 	case "remote add", "remote set-url":
 		if len(ops) >= 2 && ops[0] != "" {
 			w.remotes[ops[0]] = ops[1]

@@ -136,7 +136,7 @@ func (w *walker) readsFile(f string, line int) string {
 	case credentialFile(f):
 		w.mark(SeverityExposes, line, true, "reads the credential file %s", w.display(f))
 		return "the credential file " + f
-	case w.tainted[w.resolve(f)] != "":
+	case len(w.tainted) > 0 && w.tainted[w.resolve(f)] != "":
 		return w.tainted[w.resolve(f)]
 	}
 	return ""
@@ -149,7 +149,7 @@ func (w *walker) fileData(f string) (string, bool) {
 		return "secret data (a process's whole environment, " + w.display(f) + ")", true
 	case credentialFile(f):
 		return "secret data (the credential file " + w.display(f) + ")", true
-	case w.tainted[w.resolve(f)] != "":
+	case len(w.tainted) > 0 && w.tainted[w.resolve(f)] != "":
 		return "secret data (the file " + w.display(f) + ", written with secret data earlier in the script, from " + w.dataLabel(w.tainted[w.resolve(f)]) + ")", true
 	}
 	return "the file " + w.display(f), false
@@ -158,7 +158,7 @@ func (w *walker) fileData(f string) (string, bool) {
 // credentialFile: files that hold credentials of other tools (the
 // sensitive paths of the read-only rule).
 func credentialFile(f string) bool {
-	if !strings.Contains(f, ".") && !strings.Contains(f, "/etc/shadow") && !strings.Contains(f, "Keychains") {
+	if strings.IndexByte(f, '.') < 0 && !strings.Contains(f, "/etc/shadow") && !strings.Contains(f, "Keychains") {
 		return false
 	}
 	// A public key and the known hosts are meant to be shown (ssh-keygen
@@ -178,7 +178,8 @@ func credentialFile(f string) bool {
 		return true
 	}
 	for _, dir := range []string{".ssh", ".aws", ".gnupg", ".kube", ".docker"} {
-		if f == "~/"+dir || strings.HasSuffix(f, "/"+dir) {
+		// f is ~/DIR or ends in /DIR (no string built for either)
+		if strings.HasSuffix(f, dir) && strings.HasSuffix(f[:len(f)-len(dir)], "/") {
 			return true
 		}
 	}

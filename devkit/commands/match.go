@@ -28,7 +28,7 @@ type word struct {
 
 // valueUse is one option value or operand with the kind its table gives.
 type valueUse struct {
-	k        kind
+	k        *kind    // the table's (shared, read only)
 	idx      int      // index of the word in the command's words (after the program)
 	w        word     // the value (for an attached value, only that part)
 	opt      string   // the option spelling ("" for an operand)
@@ -41,7 +41,8 @@ type valueUse struct {
 // none, or one decided at run time.
 func (m *match) workdir() string {
 	dir := ""
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.eff != nil && v.eff.workdir && v.opt != "" {
 			if !v.w.fixed {
 				return ""
@@ -188,7 +189,8 @@ func wordsPrefix(ws []word, lits []string) bool {
 
 // keyOption finds a KEY= spelling the word starts with (dd if=FILE).
 func (n *node) keyOption(w word) (*option, string) {
-	for _, o := range n.opts {
+	for _, o := range n.keyOpts { // the options with a KEY= spelling, in order
+
 		for _, s := range o.names {
 			if strings.HasSuffix(s, "=") && strings.HasPrefix(w.prefix, s) {
 				return o, s
@@ -539,12 +541,12 @@ func (m *match) takeNext(n *node, o *option, name string, words []word, i, base 
 
 // moreValues takes an option's further values (jq --arg NAME VALUE).
 func (m *match) moreValues(o *option, name string, words []word, i, base int) int {
-	for _, k := range o.more {
+	for k := range o.more {
 		if i >= len(words) {
 			m.fail("%s: the option %s lacks its values", m.chain[len(m.chain)-1].path(), Literal(name))
 			return -1
 		}
-		m.addValueKind(o, k, name, base+i, words[i])
+		m.addValueKind(o, &o.more[k], name, base+i, words[i])
 		i++
 	}
 	return i
@@ -578,7 +580,7 @@ func (m *match) useOption(o *option, name string) {
 }
 
 func (m *match) addValue(o *option, name string, idx int, v word) {
-	m.addValueKind(o, *o.value, name, idx, v)
+	m.addValueKind(o, o.value, name, idx, v)
 }
 
 // kindShown is a value kind as a reason names it: a long list of accepted
@@ -591,14 +593,14 @@ func kindShown(k kind) string {
 	return s
 }
 
-func (m *match) addValueKind(o *option, k kind, name string, idx int, v word) {
-	if !kindAccepts(k, v) {
-		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), kindShown(k))
+func (m *match) addValueKind(o *option, k *kind, name string, idx int, v word) {
+	if !kindAccepts(k, &v) {
+		m.fail("%s: the value %s of %s is not one the device knows (%s)", m.chain[len(m.chain)-1].path(), v.shown, Literal(name), kindShown(*k))
 		return
 	}
 	code := k.name == "file" && (len(o.eff.readsCode) > 0 || o.eff.runs)
 	m.values = append(m.values, valueUse{k: k, idx: idx, w: v, opt: name, eff: &o.eff, codeFile: code})
-	m.valueKinds = append(m.valueKinds, k)
+	m.valueKinds = append(m.valueKinds, *k)
 	if code {
 		m.valueKinds = append(m.valueKinds, kind{name: "code", lang: "*"})
 	}
@@ -608,7 +610,7 @@ func (m *match) addValueKind(o *option, k kind, name string, idx int, v word) {
 }
 
 // kindAccepts checks a value against its kind where the kind constrains it.
-func kindAccepts(k kind, v word) bool {
+func kindAccepts(k *kind, v *word) bool {
 	switch k.name {
 	case "number":
 		if !v.fixed {
@@ -625,7 +627,7 @@ func kindAccepts(k kind, v word) bool {
 	case "enum":
 		return v.fixed && slices.Contains(k.enum, v.val)
 	case "assign":
-		return isAssignWord(v)
+		return isAssignWord(*v)
 	}
 	return true
 }
@@ -650,11 +652,12 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 			forms = append(forms, &g)
 		}
 	}
+	var kindsBuf [8]*kind // the fitted kinds of a few operands, not allocated
 	if len(ops) == 0 && argvForm == nil {
 		if len(forms) == 0 {
 			return
 		}
-		if f, kinds := firstFittingKinds(forms, words, nil); f != nil {
+		if f, kinds := firstFittingKinds(forms, words, nil, kindsBuf[:0]); f != nil {
 			m.operandsMatchedKinds(n, words, nil, base, f, kinds)
 			return
 		}
@@ -672,7 +675,7 @@ func (m *match) operands(n *node, words []word, ops []int, base int, argvForm *o
 	if len(m.valueKinds) > 0 {
 		order = m.orderForms(forms)
 	}
-	if f, kinds := firstFittingKinds(order, words, ops); f != nil {
+	if f, kinds := firstFittingKinds(order, words, ops, kindsBuf[:0]); f != nil {
 		m.operandsMatchedKinds(n, words, ops, base, f, kinds)
 		return
 	}
@@ -729,30 +732,24 @@ func (m *match) codeByOption() bool {
 	})
 }
 
-func firstFittingKinds(forms []*operandForm, words []word, ops []int) (*operandForm, []kind) {
+// firstFittingKinds is the first of forms the operands fit, with the kind
+// it assigns each operand, appended to out. The rest kind takes what the
+// fixed kinds around it leave; assign... takes only assignments; argv
+// takes nothing here (the inner command is apart).
+func firstFittingKinds(forms []*operandForm, words []word, ops []int, out []*kind) (*operandForm, []*kind) {
 	for _, f := range forms {
-		if fits(f, words, ops, nil) {
-			return f, fitOperands(f, words, ops)
+		// out is on the caller's stack: fitting and listing at once
+		// costs a form that does not fit nothing more.
+		if kinds, ok := fits(f, words, ops, out[:0]); ok {
+			return f, kinds
 		}
 	}
 	return nil, nil
 }
 
-// fitOperands assigns each operand a kind of f, or returns nil. The rest
-// kind takes what the fixed kinds around it leave; assign... takes only
-// assignments; argv takes nothing here (the inner command is apart).
-func fitOperands(f *operandForm, words []word, ops []int) []kind {
-	if !fits(f, words, ops, nil) {
-		return nil
-	}
-	out := make([]kind, 0, len(ops))
-	fits(f, words, ops, &out)
-	return out
-}
-
 // fits reports whether the operands fit f's kinds, appending each
-// operand's kind to out when out is not nil.
-func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
+// operand's kind to out (and returning it).
+func fits(f *operandForm, words []word, ops []int, out []*kind) ([]*kind, bool) {
 	kinds := f.kinds
 	if n := len(kinds); n > 0 && kinds[n-1].name == "argv" {
 		kinds = kinds[:n-1]
@@ -766,13 +763,10 @@ func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
 		}
 		return c
 	}
-	add := func(k kind) {
-		if out != nil {
-			*out = append(*out, k)
-		}
-	}
+	add := func(k *kind) { out = append(out, k) }
 	j := 0
-	for ki, k := range kinds {
+	for ki := range kinds {
+		k := &kinds[ki]
 		switch {
 		case k.name == "assign" && k.rest:
 			for j < len(ops) && isAssignWord(words[ops[j]]) {
@@ -782,33 +776,39 @@ func fits(f *operandForm, words []word, ops []int, out *[]kind) bool {
 		case k.rest:
 			take := len(ops) - j - fixedAfter(ki+1)
 			for ; take > 0; take-- {
-				if !kindAccepts(k, words[ops[j]]) {
-					return false
+				if !kindAccepts(k, &words[ops[j]]) {
+					return out, false
 				}
 				add(k)
 				j++
 			}
 		default:
-			if j >= len(ops) || !kindAccepts(k, words[ops[j]]) {
-				return false
+			if j >= len(ops) || !kindAccepts(k, &words[ops[j]]) {
+				return out, false
 			}
 			add(k)
 			j++
 		}
 	}
-	return j == len(ops)
+	return out, j == len(ops)
 }
 
-func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int, f *operandForm, kinds []kind) {
+func (m *match) operandsMatchedKinds(n *node, words []word, ops []int, base int, f *operandForm, kinds []*kind) {
 	m.eff.merge(f.eff)
 	if f.eff.stdinCode != "" {
 		m.stdinForm = f.eff.stdinCode
 	}
-	vals := make([]string, 0, len(ops))
+	m.values = slices.Grow(m.values, len(ops))
 	for j, i := range ops {
 		k := kinds[j]
 		code := k.name == "file" && (len(f.eff.readsCode) > 0 || f.eff.runs)
 		m.values = append(m.values, valueUse{k: k, idx: base + i, w: words[i], eff: &f.eff, codeFile: code})
+	}
+	if len(f.eff.checks) == 0 {
+		return
+	}
+	vals := make([]string, 0, len(ops))
+	for _, i := range ops {
 		vals = append(vals, checkVals(words[i:i+1])...)
 	}
 	for _, c := range f.eff.checks {
@@ -851,7 +851,8 @@ func (m *match) finish(words []word) {
 		m.problem = "" // a whole form is understood by itself
 		m.form = path + " " + strings.Join(m.whole.words, " ")
 	}
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "code" || v.codeFile {
 			m.codeOperand = true
 		}
@@ -866,7 +867,8 @@ func (m *match) finish(words []word) {
 		}
 	}
 	operands, dash := 0, false
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.opt == "" {
 			operands++
 			dash = dash || (v.w.fixed && v.w.val == "-")
@@ -904,7 +906,8 @@ func (m *match) finish(words []word) {
 	if e.writes || e.deletes || e.runs || e.loads || e.envDump || m.stdinCode {
 		ro = false
 	}
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		switch v.k.name {
 		case "code", "program", "lib", "out":
 			ro = false

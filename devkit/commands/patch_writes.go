@@ -24,7 +24,8 @@ func (w *walker) patchSource(c *simpleCmd, m *match, line int, did string) intoD
 	if c.in.file != "" && c.in.piped == "" && c.in.hdoc == nil {
 		inputs = append(inputs, c.in.file)
 	}
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "file" && v.w.fixed {
 			inputs = append(inputs, v.w.val)
 		}

@@ -91,7 +91,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, prefix, tail string, in flo
 	if spliced {
 		text = w.showWords(c, args)
 	}
-	w.emit(depth, prefix+text+tail)
+	w.emit(depth, w.lineText(prefix, text, tail))
 	saved := w.callNamed
 	w.callNamed = nil
 	var passed map[string]string
@@ -225,15 +225,25 @@ func (w *walker) stdinTaint(in flow) string {
 		return in.taint
 	}
 	if in.stdin && len(w.stdinSecrets) > 0 {
-		return "secret " + strings.Join(w.stdinSecrets, ", ") + " (standard input)"
+		if w.stdinLabel == "" { // built once: most commands read standard input
+			w.stdinLabel = "secret " + strings.Join(w.stdinSecrets, ", ") + " (standard input)"
+		}
+		return w.stdinLabel
 	}
 	return ""
 }
 
-// command records one command for Analysis.Commands.
+// command records one command for Analysis.Commands (finish joins the
+// full chunks and the last).
 func (w *walker) command(line, depth int, text, program, form string, class Class) {
 	if w.silent > 0 {
 		return
+	}
+	if n := len(w.a.Commands); n == cap(w.a.Commands) && n >= 256 {
+		// A long script's commands go in chunks, joined once: growing
+		// one list copied its thousands of commands over and over.
+		w.commandChunks = append(w.commandChunks, w.a.Commands)
+		w.a.Commands = make([]Command, 0, 256)
 	}
 	w.a.Commands = append(w.a.Commands, Command{Line: line, Depth: depth, Text: text, Program: program, Form: form, Class: class})
 }
@@ -345,14 +355,15 @@ func (w *walker) matchCached(p *program, words []word) *match {
 		}
 	}
 	key := h.Sum64()
-	for _, c := range w.matches[key] {
-		if c.prog == p && slices.Equal(c.words, words) {
-			return c.m
-		}
+	c, ok := w.matches[key]
+	if ok && c.prog == p && slices.Equal(c.words, words) {
+		return c.m
 	}
 	m := matchCommand(p, words)
-	if len(w.matches) < 4096 {
-		w.matches[key] = append(w.matches[key], cachedMatch{prog: p, words: slices.Clone(words), m: m})
+	if !ok && len(w.matches) < 4096 { // the first words of a hash stay
+		// The command's own words, not a copy: nothing changes a word
+		// once call (or directCmd) has read it.
+		w.matches[key] = cachedMatch{prog: p, words: words[:len(words):len(words)], m: m}
 	}
 	return m
 }
@@ -798,17 +809,19 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	sendsSecret := false
 	readsStdin := m.eff.readsStdin || m.eff.sendsStdin
 	readTaint := "" // secret data in the files it reads: what it writes carries it
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "file" && v.w.fixed {
 			readTaint = cmp.Or(readTaint, w.heldData(v.w.val))
 		}
 	}
 	out = cmp.Or(out, w.inputTaint(c, name, m))
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		wi := i + 1 + v.idx
 		switch v.k.name {
 		case "code":
-			out = cmp.Or(w.code(c, name, v, m, wi), out)
+			out = cmp.Or(w.code(c, name, *v, m, wi), out)
 		case "program":
 			if !v.w.fixed {
 				w.reason(SeverityRunsUnseen, line, false, "%s runs a program decided at run time (%s)", name, v.w.shown)
@@ -1211,7 +1224,8 @@ func replaceString(program, opt string, opts []string) string {
 // awk PROG FILE), unless one of them is "-".
 func (w *walker) inputTaint(c *simpleCmd, name string, m *match) string {
 	inputFiles, dash := false, false
-	for _, v := range m.values {
+	for vi := range m.values {
+		v := &m.values[vi] // not a copy: a value is 120 bytes
 		if v.k.name == "file" && v.w.fixed {
 			dash = dash || v.w.val == "-" || v.w.val == "/dev/stdin"
 			inputFiles = inputFiles || v.opt == ""
@@ -1505,7 +1519,10 @@ func (w *walker) remoteStdin(c *simpleCmd, host string) {
 // cannot say: where cd goes, what read assigns, what set and printf -v do.
 // It returns the secret data the builtin prints (set, declare -p NAME).
 func (w *walker) builtin(c *simpleCmd, name string, i, end int) string {
-	ops := fixedVals(c.ws[i+1 : end])
+	ops := make([]string, 0, 8) // on the stack for most commands
+	for _, wd := range c.ws[i+1 : end] {
+		ops = append(ops, wd.val)
+	}
 	line := c.line
 	printed := ""
 	switch name {

@@ -93,6 +93,9 @@ func (w *walker) heldData(f string) string {
 	case credentialFile(f):
 		return "the credential file " + f
 	}
+	if len(w.tainted) == 0 {
+		return "" // resolving f finds nothing
+	}
 	return w.tainted[w.resolve(f)]
 }
 

@@ -169,6 +169,10 @@ type node struct {
 	forms          []*formEntry
 	file           string
 	line           int
+
+	// keyOpts are the options with a KEY= spelling (dd if=FILE), in
+	// order, for keyOption: most programs have none.
+	keyOpts []*option
 }
 
 // program is one table: a node at depth 0 with its manual.
@@ -624,6 +628,9 @@ func (p *tableParser) opt(n *node, args []string) {
 	}
 	o.eff = e
 	n.opts = append(n.opts, o)
+	if slices.ContainsFunc(o.names, func(s string) bool { return strings.HasSuffix(s, "=") }) {
+		n.keyOpts = append(n.keyOpts, o)
+	}
 }
 
 func (p *tableParser) operands(n *node, args []string) {

@@ -56,6 +56,7 @@ type walker struct {
 
 	envSecrets   map[string]string // variable -> secret name
 	stdinSecrets []string
+	stdinLabel   string            // stdinTaint's label of stdinSecrets, once built
 	secretVars   map[string]bool   // delivered, or assigned from secret data (read)
 	secretFrom   map[string]string // a variable of the script -> the secret data it came from (secretvars.go)
 
@@ -108,9 +109,15 @@ type walker struct {
 	integer     map[string]bool     // variables with the integer attribute (declare -i): assignments are arithmetic
 	unbound     *unboundList
 	viaPathSeen map[string]bool
-	matches     map[uint64][]cachedMatch // matchCached
+	matches     map[uint64]cachedMatch // matchCached
 	seed        maphash.Seed
 	netUses     []netUse // commands that open the network, for the class
+
+	resolvedPaths [4]resolved // resolve's last answers
+	resolvedNext  int
+	// commandChunks are the full chunks of Analysis.Commands, which holds
+	// only the last one until finish joins them (command).
+	commandChunks [][]Command
 }
 
 // netUse is one command that opens the network.
@@ -125,7 +132,7 @@ func newWalker(z *Analyzer, cat *catalog, a *Analysis, lang syntax.LangVariant, 
 		envSecrets: map[string]string{}, secretVars: map[string]bool{}, secretFrom: map[string]string{}, funcs: map[string]*syntax.Stmt{}, inFunc: map[string]bool{}, forwarding: map[string]string{},
 		written: map[string]int{}, into: intoDirs{}, remotes: map[string]string{}, scripts: scriptTexts{}, how: map[string]string{}, downloads: map[string]int{}, netCommands: map[string]bool{}, tainted: map[string]string{}, progSeen: map[string]bool{},
 		named: map[string][]progRef{}, hostSeen: map[string]bool{}, unseen: map[string]bool{}, seen: map[string]int{},
-		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, confVars: map[string]string{}, assoc: map[string]bool{}, loopNames: map[string][]string{}, integer: map[string]bool{}, matches: map[uint64][]cachedMatch{}, seed: maphash.MakeSeed()}
+		unbound: &unboundList{seen: map[string]bool{}}, viaPathSeen: map[string]bool{}, numeric: map[string]bool{}, confVars: map[string]string{}, assoc: map[string]bool{}, loopNames: map[string][]string{}, integer: map[string]bool{}, matches: map[uint64]cachedMatch{}, seed: maphash.MakeSeed()}
 	for _, s := range secrets {
 		if s.Stdin || s.Env == "" {
 			w.stdinSecrets = append(w.stdinSecrets, s.Name)
@@ -224,7 +231,7 @@ func (w *walker) display(s string) string {
 		s = strings.ReplaceAll(s, string(w.standIn), "\r")
 	}
 	// A line continued with a backslash is one line to the shell.
-	if strings.Contains(s, "\\\n") {
+	if strings.IndexByte(s, '\\') >= 0 && strings.Contains(s, "\\\n") {
 		s = lineContinuation.ReplaceAllString(s, " ")
 	}
 	out := Literal(s)
@@ -246,6 +253,22 @@ func (w *walker) value(wd *syntax.Word) (string, bool) {
 		v = strings.ReplaceAll(v, string(w.standIn), "\r")
 	}
 	return v, ok
+}
+
+// lineText is the text of a line to emit, parts joined, built only when the
+// line will be shown: silent, or past the cap (most lines of a long
+// script), no emit shows it, so "" does as well and costs nothing.
+func (w *walker) lineText(parts ...string) string {
+	if !w.shows() {
+		return ""
+	}
+	return strings.Join(parts, "")
+}
+
+// shows reports whether a line emitted now is shown: not silent, and
+// under the cap.
+func (w *walker) shows() bool {
+	return w.silent == 0 && len(w.a.Shown) < maxShownLines
 }
 
 // emit shows one line at depth; ok is false when the cap stopped it.
@@ -397,10 +420,19 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	defer func() { w.writtenSubsts = savedSubsts }()
 	rin, rnotes, heredocs, outs := w.redirects(s, line, &in)
 	w.rememberScript(s, in, line)
-	notes = append(notes, rnotes...)
+	if len(notes) == 0 {
+		notes = rnotes // not a copy
+	} else {
+		notes = append(notes, rnotes...)
+	}
 	tail := ""
 	if len(notes) > 0 {
-		tail = " [" + strings.Join(notes, "; ") + "]"
+		// Not "" even when no line shows it: a tail puts a pipeline's or
+		// a group's commands one level deeper.
+		tail = " [...]"
+		if w.shows() {
+			tail = " [" + strings.Join(notes, "; ") + "]"
+		}
 	}
 	var out string
 	shownBefore := len(w.a.Shown)
@@ -414,7 +446,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			d := depth
 			if tail != "" {
-				w.emit(depth, prefix+"pipeline"+tail+":")
+				w.emit(depth, w.lineText(prefix, "pipeline", tail, ":"))
 				d, prefix = depth+1, ""
 			}
 			inX := in
@@ -425,7 +457,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		}
 		d := depth
 		if tail != "" {
-			w.emit(depth, prefix+"group"+tail+":")
+			w.emit(depth, w.lineText(prefix, "group", tail, ":"))
 			d, prefix = depth+1, ""
 		}
 		a := w.stmt(c.X, d, prefix, in)
@@ -436,7 +468,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 	case *syntax.DeclClause:
 		out = w.decl(c, depth, prefix, tail, line)
 	case *syntax.Subshell:
-		w.emit(depth, prefix+"subshell"+tail+":")
+		w.emit(depth, w.lineText(prefix, "subshell", tail, ":"))
 		saved := w.cwd
 		out = w.stmts(c.Stmts, depth+1, in)
 		w.cwd = saved
@@ -451,7 +483,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 				out = cmp.Or(out, w.stmts(ic.Then, depth+1, in))
 				break
 			}
-			w.emit(depth, prefix+label+tail+":")
+			w.emit(depth, w.lineText(prefix, label, tail, ":"))
 			prefix, tail = "", ""
 			w.stmts(ic.Cond, depth+1, in)
 			w.emit(depth, "when true:")
@@ -463,7 +495,7 @@ func (w *walker) stmt(s *syntax.Stmt, depth int, prefix string, in flow) string 
 		if c.Until {
 			kw = "until"
 		}
-		w.emit(depth, prefix+kw+tail+":")
+		w.emit(depth, w.lineText(prefix, kw, tail, ":"))
 		w.loopUnnumber(c)
 		// The condition (read ...) takes the loop's input each round.
 		w.stmts(c.Cond, depth+1, in)
@@ -689,7 +721,7 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			if r.Op == syntax.RdrAll || r.Op == syntax.RdrAllClob || r.Op == syntax.AppAll || r.Op == syntax.AppAllClob {
 				what = "stdout and stderr"
 			}
-			notes = append(notes, what+verb+target)
+			notes = append(notes, w.lineText(what, verb, target))
 			w.checkWrite("writes", r.Word, line)
 			if v, ok := w.value(r.Word); ok {
 				outs = append(outs, w.resolve(v))
@@ -699,7 +731,7 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			}
 			w.netPath(r.Word, line)
 		case syntax.RdrIn:
-			notes = append(notes, stream("stdin")+" from "+target)
+			notes = append(notes, w.lineText(stream("stdin"), " from ", target))
 			v, ok := w.value(r.Word)
 			if ok {
 				if t := w.readsFile(v, line); t != "" {
@@ -735,11 +767,11 @@ func (w *walker) redirects(s *syntax.Stmt, line int, in *flow) (taint string, no
 			}
 			switch target {
 			case "-":
-				notes = append(notes, stream(def)+" closed")
+				notes = append(notes, w.lineText(stream(def), " closed"))
 			case "0", "1", "2":
-				notes = append(notes, stream(def)+" to "+fdNames[target])
+				notes = append(notes, w.lineText(stream(def), " to ", fdNames[target]))
 			default:
-				notes = append(notes, stream(def)+" to fd "+target)
+				notes = append(notes, w.lineText(stream(def), " to fd ", target))
 			}
 			if r.Op == syntax.DplIn && isStdin && target != "0" {
 				in.stdin, in.piped, in.taint, in.hdoc = false, "", "", nil
@@ -959,6 +991,9 @@ func (w *walker) atWorkDir(wd *syntax.Word) string {
 	if w.cwd == "" || w.wd == "" {
 		return ""
 	}
+	if w.noWorkDir(wd) {
+		return ""
+	}
 	const marker = "\x00workdir\x00"
 	found := 0
 	swap := func(ps []syntax.WordPart) []syntax.WordPart {
@@ -996,6 +1031,25 @@ func (w *walker) atWorkDir(wd *syntax.Word) string {
 	return before + dir + tail
 }
 
+// noWorkDir reports, without building anything, a word atWorkDir finds
+// no working directory in: its text as written has no "PWD" or "pwd"
+// (each of the four forms does) and only printable ASCII, tabs and
+// newlines, so showing its parts there would find nothing either (no
+// form, no control character to note). Most words are such.
+func (w *walker) noWorkDir(wd *syntax.Word) bool {
+	a, b := int(wd.Pos().Offset()), int(wd.End().Offset())
+	if !wd.Pos().IsValid() || a < 0 || b > len(w.src) || a > b {
+		return false
+	}
+	s := w.src[a:b]
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 || c >= 0x7f) && c != '\t' && c != '\n' {
+			return false
+		}
+	}
+	return !strings.Contains(s, "PWD") && !strings.Contains(s, "pwd")
+}
+
 // unescapeLit removes the backslashes of an unquoted literal (\x is x,
 // backslash-newline disappears).
 func unescapeLit(s string) string { return unescape(s, "") }
@@ -1007,7 +1061,7 @@ func unescapeDq(s string) string { return unescape(s, "$`\"\\\n") }
 // unescape removes each backslash before a byte of only (before any byte
 // when only is empty); a backslash-newline disappears whole.
 func unescape(s, only string) string {
-	if !strings.Contains(s, `\`) {
+	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
 	var b strings.Builder
@@ -1029,6 +1083,9 @@ func (w *walker) plainName(wd *syntax.Word) (name, why string) {
 	if len(wd.Parts) == 1 {
 		if l, ok := wd.Parts[0].(*syntax.Lit); ok {
 			v := l.Value
+			if v != "" && plainChars(v) {
+				return v, "" // none of the characters the cases below look for
+			}
 			switch {
 			case strings.ContainsRune(v, '\\'):
 				return "", "the command name is written with a backslash (" + w.show(wd) + "), which the device does not take as a plain name"
@@ -1224,17 +1281,19 @@ func (w *walker) parts(parts []syntax.WordPart, depth, line int) string {
 			t = w.parts(p.Parts, depth, line)
 		case *syntax.CmdSubst:
 			w.computed(line, "a command substitution")
-			t = w.subst(p.Stmts, depth, "first, to build a word, "+w.show(p)+" runs:", flow{stdin: true, outAway: true})
+			t = w.subst(p.Stmts, depth, w.lineText("first, to build a word, ", w.show(p), " runs:"), flow{stdin: true, outAway: true})
 		case *syntax.ProcSubst:
 			w.computed(line, "a process substitution")
 			if p.Op == syntax.CmdOut {
-				w.writtenSubsts = append(w.writtenSubsts, procSubst{p.Stmts, depth, "alongside, reading what is written to the file " + w.show(p) + ", runs:"})
+				w.writtenSubsts = append(w.writtenSubsts, procSubst{p.Stmts, depth, w.lineText("alongside, reading what is written to the file ", w.show(p), ", runs:")})
 				break
 			}
 			// <(cmd): the file's content is cmd's output.
-			t = w.subst(p.Stmts, depth, "alongside, as a file, "+w.show(p)+" runs:", flow{outAway: true})
+			t = w.subst(p.Stmts, depth, w.lineText("alongside, as a file, ", w.show(p), " runs:"), flow{outAway: true})
 		case *syntax.ParamExp:
-			w.computed(line, "the parameter expansion "+w.show(p))
+			if shown := w.show(p); w.computes == "" {
+				w.computed(line, "the parameter expansion "+shown)
+			}
 			t = w.param(p, line)
 			if p.Exp != nil {
 				t = cmp.Or(t, w.word(p.Exp.Word, depth, line))
@@ -1871,13 +1930,40 @@ func (w *walker) envDump(line int, cmd string) {
 
 // resolve names a fixed path relative to where the script is.
 func (w *walker) resolve(p string) string {
-	if strings.HasPrefix(p, "~/") || p == "~" {
-		return path.Clean(p)
+	// The checks of one command resolve the same path a few times over
+	// (recordWrite, checkWritePath, intoDirectory), and a loop's commands
+	// the same few paths: the last four are kept.
+	for i := range w.resolvedPaths {
+		if l := &w.resolvedPaths[i]; l.ok && l.p == p && l.cwd == w.cwd {
+			return l.out
+		}
 	}
-	if p == "" || path.IsAbs(p) || w.cwd == "" {
-		return path.Clean(p)
+	out := ""
+	switch {
+	case strings.HasPrefix(p, "~/") || p == "~":
+		out = path.Clean(p)
+	case p == "" || path.IsAbs(p) || w.cwd == "":
+		out = path.Clean(p)
+	default:
+		// path.Join(w.cwd, p), both not empty, with one copy less
+		out = path.Clean(w.cwd + "/" + p)
 	}
-	return path.Join(w.cwd, p)
+	w.resolvedPaths[w.resolvedNext%len(w.resolvedPaths)] = resolved{p: p, cwd: w.cwd, out: out, ok: true}
+	w.resolvedNext++
+	return out
+}
+
+// resolved is one path resolve named: p in the directory cwd is out.
+type resolved struct {
+	p, cwd, out string
+	ok          bool
+}
+
+// underDir reports whether p is inside the directory dir (starts with dir
+// and a slash), without building dir+"/".
+func underDir(p, dir string) bool {
+	dir = strings.TrimSuffix(dir, "/")
+	return len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
 }
 
 // cd follows the script's directory for the write checks.
@@ -1957,13 +2043,13 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 	case !path.IsAbs(p) && w.cwd == "":
 		w.mark(SeverityWrites, line, false, "%s %s relative to a directory decided at run time (after cd), possibly outside the working directory", verb, w.display(p))
 		return
-	case !path.IsAbs(p):
+	case !path.IsAbs(p) && p == "":
 		p = path.Join(w.cwd, p)
 	default:
-		p = path.Clean(p)
+		p = w.resolve(p) // path.Join(w.cwd, p) when relative, else path.Clean(p)
 	}
 	wd := path.Clean(w.wd)
-	if p != wd && !strings.HasPrefix(p, strings.TrimSuffix(wd, "/")+"/") {
+	if p != wd && !underDir(p, wd) {
 		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s", verb, w.display(p))
 	}
 }

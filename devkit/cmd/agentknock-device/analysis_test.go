@@ -191,7 +191,13 @@ func FuzzExplain(f *testing.F) {
 // BenchmarkRender prints the time of explaining and rendering a script by
 // size, 1 KiB to 256 KiB: ns/byte stays flat (linear), and 256 KiB stays
 // well under the 100 ms the person can wait (go test -bench Render -run X
-// ./devkit/cmd/agentknock-device).
+// ./devkit/cmd/agentknock-device). On a busy host count instructions
+// instead, which other load does not change: build the test binary with
+// budget and wallCap (devkit/commands/shell.go) raised through go test -c
+// -overlay, since under valgrind every analysis overruns the budget, and
+// run it with GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off
+// valgrind --tool=callgrind (callgrind aborts on Go's preemption signal and
+// cannot decode RDTSCP): -test.benchtime 5x less 1x is five analyses.
 func BenchmarkRender(b *testing.B) {
 	flat := func(size int, varied bool) string {
 		var s strings.Builder
