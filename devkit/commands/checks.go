@@ -29,6 +29,7 @@ type checkResult struct {
 	SecretMark    bool   // the mark concerns the delivered secrets
 	Runs          bool   // the mark names code that runs unseen (ordered as such)
 	Network       bool   // the mark names what the command opens on the network (ordered as such)
+	WritesAway    bool   // the mark names a file written by an absolute, home or parent path, or one named at run time (ordered as writes outside the directory)
 	WritesUnnamed bool   // it writes files named inside its input (a patch), which the device does not read
 	Writes        string // a file it writes, which only the check can tell from its words (docker cp CONTAINER:SRC DEST)
 	RunsFile      string // a file it runs as code, which only the check can tell from its words (bun run FILE, not a script's name)

@@ -7,6 +7,11 @@
 // as files. The device does not know which sed runs, so it reads both.
 package commands
 
+import (
+	"slices"
+	"strings"
+)
+
 // checkSedBSDSuffix: a bare -i or --in-place followed by an empty word or
 // one starting with "." (a backup suffix), with no -e or -f: the word after
 // that is BSD sed's script, read for what it runs and writes.
@@ -44,7 +49,14 @@ func checkSedBSDSuffix(in checkInput) checkResult {
 	case f.runs != "":
 		return checkResult{NotUnderstood: bsd + ": " + f.runs}
 	case len(f.writes) > 0 || f.dynWrite || len(f.reads) > 0:
-		return checkResult{Mark: bsd + ", which writes or reads the files it names"}
+		return checkResult{Mark: bsd + ", which writes or reads the files it names", WritesAway: f.dynWrite || slices.ContainsFunc(f.writes, pathMayLeave)}
 	}
 	return checkResult{}
+}
+
+// pathMayLeave reports whether a path a program's own script names may be
+// outside the working directory: absolute, in a home directory, or through
+// a parent.
+func pathMayLeave(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || p == ".." || strings.HasPrefix(p, "../") || strings.Contains(p, "/../")
 }

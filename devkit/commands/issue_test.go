@@ -382,3 +382,42 @@ func TestIssueExamples(t *testing.T) {
 		}
 	}
 }
+
+// A file of .git that git runs, or that tells git what to run, written by
+// the script runs at later git commands whether or not the script runs git
+// again (found by the table tests' last engine gaps); a file elsewhere in
+// the project is not marked so. And BSD sed's reading of -i ” is marked
+// as writing outside the directory when its script writes there.
+func TestWritesGitRunsLaterAndBSDSedWrites(t *testing.T) {
+	for _, s := range []string{
+		"cp tools/hook.sh .git/hooks/pre-push",
+		"printf '[core]\\n\\tfsmonitor = ./x\\n' >> .git/config",
+		"echo '*.txt diff=x' > .git/info/attributes",
+		"chmod +x .git/hooks/post-checkout",
+		"cd sub && cp ../hook .git/hooks/pre-commit",
+	} {
+		if a := testAnalyze([]string{"sh", "-c", s}); a.Understood && !hasRunsMark(a) {
+			t.Errorf("sh -c %q: no mark that git runs what it wrote:\n%s", s, dump(a))
+		}
+	}
+	for _, s := range []string{"cp tools/hook.sh scripts/hook.sh", "echo hi > .gitignore", "rm -f .git/hooks/pre-commit.sample"} {
+		if a := testAnalyze([]string{"sh", "-c", s}); !a.Understood || hasRunsMark(a) {
+			t.Errorf("sh -c %q: not understood, or marked as code git runs:\n%s", s, dump(a))
+		}
+	}
+	if a := testAnalyze([]string{"sh", "-c", "sed -i '' 's/a/b/w /tmp/out' notes.txt"}); a.Understood && !hasSeverity(a, SeverityWrites) {
+		t.Errorf("BSD sed's write outside the directory is not marked so:\n%s", dump(a))
+	}
+	if a := testAnalyze([]string{"sh", "-c", "sed -i '' 's/a/b/' notes.txt"}); !a.Understood || hasSeverity(a, SeverityWrites) {
+		t.Errorf("sed -i '' of a plain substitution:\n%s", dump(a))
+	}
+}
+
+func hasSeverity(a *Analysis, min Severity) bool {
+	for _, m := range a.Marks {
+		if m.Severity >= min {
+			return true
+		}
+	}
+	return false
+}

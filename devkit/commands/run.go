@@ -760,6 +760,8 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				sev = SeverityNetwork
 			case r.SecretMark:
 				sev = SeverityExposes
+			case r.WritesAway:
+				sev = SeverityWrites
 			}
 			w.mark(sev, line, r.SecretMark && len(w.envSecrets) > 0, "%s: %s", c.text, r.Mark)
 		}
@@ -892,6 +894,10 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				// chmod, chown, touch -d: the file's mode or times, not
 				// its content (no write, then run).
 				w.checkWritePath("changes the mode or times of", v.w.val, v.w.fixed, v.w.shown, line)
+				break
+			}
+			if m.eff.deletes && !m.eff.writes && v.w.fixed {
+				w.checkWritePath("deletes", v.w.val, true, v.w.shown, line) // rm, rmdir: no content written
 				break
 			}
 			w.checkWritePath("writes", v.w.val, v.w.fixed, v.w.shown, line)

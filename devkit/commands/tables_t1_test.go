@@ -259,7 +259,6 @@ type t1Case struct {
 	sev    Severity // t1Marked: the least severity of the mark
 	secret bool     // the secret API_TOKEN is delivered
 	bash   bool     // the script is bash's (here-strings), not sh's
-	engine string   // what the engine lacks for this case: skipped, saying so
 }
 
 // t1Cases are scripts in our own words, per program: a benign use and,
@@ -366,7 +365,7 @@ var t1Cases = []t1Case{
 	{prog: "chmod", script: "chmod 644 notes.txt", want: t1Changes},
 	{prog: "chgrp", script: "chgrp staff notes.txt", want: t1Changes},
 	{prog: "install", script: "install -m 0644 notes.txt build/notes.txt", want: t1Changes},
-	{prog: "cp", script: "cp helper.sh .git/hooks/pre-commit", want: t1Marked, sev: SeverityWrites, engine: "a file some program runs as code, written when nothing in the script runs it, has no mark (notes-for-core L)"},
+	{prog: "cp", script: "cp helper.sh .git/hooks/pre-commit", want: t1Marked, sev: SeverityWrites},
 	{prog: "install", script: "install --strip-program=./helper notes.txt build/x", want: t1Refused, names: "--strip-program"},
 	{prog: "install", script: "install -s notes.txt build/x", want: t1Refused, names: "-s"},
 	{prog: "mktemp", script: "mktemp -d", want: t1Changes},
@@ -394,7 +393,7 @@ var t1Cases = []t1Case{
 	{prog: "sed", script: "sed -E 's/[0-9]+/N/g' notes.txt"},
 	{prog: "sed", script: "sed -e 's/a/b/' edit.txt"},
 	{prog: "sed", script: "sed -e 's/a/b/' -e '1e id' edit.txt", want: t1Marked, sev: SeverityRunsUnseen},
-	{prog: "sed", script: "sed -i '' 's/a/b/w ~/.bashrc' notes.txt", want: t1Marked, sev: SeverityWrites, engine: "BSD sed's -i '' leaves an empty script and the real one read as a file (notes-for-core E)"},
+	{prog: "sed", script: "sed -i '' 's/a/b/w ~/.bashrc' notes.txt", want: t1Marked, sev: SeverityWrites},
 	{prog: "sed", script: "sed -i.bak 's/foo/bar/' notes.txt", want: t1Changes},
 	{prog: "sed", script: "sed -n '1e id' notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "sed", script: "sed 's/.*/uname -a/e' notes.txt", want: t1Marked, sev: SeverityRunsUnseen},
@@ -408,7 +407,7 @@ var t1Cases = []t1Case{
 	{prog: "awk", script: "awk -f report.awk data.csv", want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "gawk", script: "gawk --load ./ext.so 'BEGIN { }'", want: t1Refused, names: "--load"},
 	{prog: "gawk", script: `gawk 'BEGIN { print ENVIRON["API_TOKEN"] }'`, want: t1SecretShown, secret: true},
-	{prog: "gawk", script: `gawk 'BEGIN { print "hello" > "/inet/tcp/0/collect.example/80" }'`, want: t1Marked, sev: SeverityNetwork, engine: "gawk's /inet special files open the network (notes-for-core B)"},
+	{prog: "gawk", script: `gawk 'BEGIN { print "hello" > "/inet/tcp/0/collect.example/80" }'`, want: t1Marked, sev: SeverityNetwork},
 	{prog: "jq", script: "jq -r '.name' package.json"},
 	{prog: "jq", script: "jq -n 'env'", want: t1SecretShown, secret: true},
 	{prog: "jq", script: `jq -L ./mods -n 'import "m" as m; 1'`, want: t1Refused, names: "-L"},
@@ -443,7 +442,7 @@ var t1Cases = []t1Case{
 	{prog: "iconv", script: "iconv -f utf-16 -t utf-8 -o out.txt in.txt", want: t1Changes},
 	{prog: "xxd", script: "xxd -l 64 data.bin", ro: true},
 	{prog: "xxd", script: "xxd -r dump.hex data.bin", want: t1Changes},
-	{prog: "xxd", script: "xxd -r -p dump.hex > data.bin", want: t1Changes, engine: "a > redirection to a file does not end read-only (notes-for-core G)"},
+	{prog: "xxd", script: "xxd -r -p dump.hex > data.bin", want: t1Changes},
 	{prog: "hexdump", script: "hexdump -C data.bin", ro: true},
 	{prog: "hd", script: "hd data.bin", ro: true},
 	{prog: "envsubst", script: "envsubst < deploy.yaml.tpl > deploy.yaml", want: t1SecretShown, secret: true},
@@ -456,7 +455,7 @@ var t1Cases = []t1Case{
 	{prog: "find", script: `find . -maxdepth 0 -exec sh -i \;`, want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "find", script: "find build -name '*.o' -delete", want: t1Changes},
 	{prog: "find", script: `find . -name '*.txt' -exec sh -c 'wc -l "$1"' _ {} \;`},
-	{prog: "find", script: `find . -name '*.txt' -exec sh -c 'wc -l {}' \;`, want: t1Marked, sev: SeverityRunsUnseen, engine: "find puts each file name into the sh -c text: code decided at run time (notes-for-core T)"},
+	{prog: "find", script: `find . -name '*.txt' -exec sh -c 'wc -l {}' \;`, want: t1Marked, sev: SeverityRunsUnseen},
 	{prog: "find", script: "find . -type f -fprint files.txt", want: t1Changes},
 	{prog: "find", script: "find . -fprintf out.txt '%p\\n'", want: t1Changes},
 	{prog: "find", script: "find . \\( -name '*.o' -o -name '*.a' \\) -print", ro: true},
@@ -551,14 +550,11 @@ func t1EngineMissing() string {
 // TestT1Analyze runs every case through the public API.
 func TestT1Analyze(t *testing.T) {
 	if missing := t1EngineMissing(); missing != "" {
-		t.Skip("engine: " + missing)
+		t.Fatal("engine: " + missing)
 	}
 	cat := t1Catalog(t)
 	for _, c := range t1Cases {
 		t.Run(c.prog+"/"+c.script, func(t *testing.T) {
-			if c.engine != "" {
-				t.Skip("engine: " + c.engine)
-			}
 			r := Request{Argv: []string{"sh", "-c", c.script}, Executable: "/bin/sh", Dir: "/home/dev/project"}
 			if c.bash {
 				r.Argv[0], r.Executable = "bash", "/bin/bash"

@@ -2051,7 +2051,30 @@ func (w *walker) checkWritePath(verb, p string, fixed bool, shown string, line i
 	wd := path.Clean(w.wd)
 	if p != wd && !underDir(p, wd) {
 		w.mark(SeverityWrites, line, false, "%s outside the working directory: %s", verb, w.display(p))
+		return
 	}
+	if verb != "deletes" && verb != "reformats" {
+		if rel, ok := strings.CutPrefix(p, wd+"/"); ok && gitRunsLater(rel) {
+			w.mark(SeverityRunsUnseen, line, false, "%s %s, which git runs as code or reads for what to run at later git commands (this script's or the person's, after the approval), and which no commit shows", verb, w.display(rel))
+		}
+	}
+}
+
+// gitRunsLater reports whether a file of the repository's .git directory
+// (a path relative to the working directory) is code git runs, or tells
+// git what to run (githooks(5); git-config(1): core.fsmonitor,
+// core.hooksPath, core.pager, filter and diff drivers; gitattributes(5)
+// for .git/info/attributes). Written by the script, it runs after it, at
+// any later git command, whether or not the script runs git again.
+func gitRunsLater(rel string) bool {
+	// the repository's .git, or a nested one's (cd sub; cp x .git/hooks/y)
+	if i := strings.LastIndex(rel, "/.git/"); i >= 0 {
+		rel = rel[i+1:]
+	}
+	if hook, ok := strings.CutPrefix(rel, ".git/hooks/"); ok {
+		return hook != "" && !strings.HasSuffix(hook, ".sample") // githooks(5): samples do not run
+	}
+	return rel == ".git/config" || rel == ".git/info/attributes"
 }
 
 // recordWrite remembers a file the script writes, the first time, and how.

@@ -91,6 +91,7 @@ var explainExact = []explainCase{
 		"secret AWS_SECRET_ACCESS_KEY (environment): every program the script runs inherits it: git",
 		"secret GH_TOKEN (environment): every program the script runs inherits it: git",
 		"secret GH_HOST (standard input): can be read by git (line 1)",
+		"! line 1: writes .git/config, which git runs as code or reads for what to run at later git commands (this script's or the person's, after the approval), and which no commit shows",
 	}},
 	{"not a shell, understood", []string{"git", "status"}, "", nil},
 	{"not a shell, an option the table does not list", []string{"git", "-p", "log"}, "", []string{
