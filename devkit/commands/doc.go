@@ -99,6 +99,9 @@
 // program's API is what a secret in one of these variables is for),
 // reformats (writes its file operands in place without changing what
 // they do, a formatter's -w: a later run of them is not write, then run),
+// traces (on an option that prints what the program sends, headers and
+// credentials included, to standard error or a file: curl -v, --trace;
+// a delivered secret in its words is marked as shown there),
 // sends-file (on an option whose value is a file: its contents go to
 // the destination, wget --post-file, curl -T), reads-env=VAR,... (variables that change what the program runs or
 // where it connects, VAR_* for a prefix: listed in a pin's "does not

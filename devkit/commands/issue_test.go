@@ -421,3 +421,29 @@ func hasSeverity(a *Analysis, min Severity) bool {
 	}
 	return false
 }
+
+// curl -v and --trace print the request as sent, Authorization header
+// included: a secret in its words is shown where its standard error or
+// trace file goes. Without them, or without a secret, no such mark.
+func TestTracingPrintsTheSecret(t *testing.T) {
+	secret := []Secret{{Name: "gh-token", Env: "GH_TOKEN"}}
+	for _, s := range []string{
+		`curl -v -H "Authorization: Bearer $GH_TOKEN" https://api.github.com/user`,
+		`curl --trace-ascii trace.txt -u "x:$GH_TOKEN" https://api.github.com/user`,
+		`curl --verbose -H "Authorization: Bearer $GH_TOKEN" https://api.github.com/user`,
+	} {
+		a := Analyze(Request{Argv: []string{"sh", "-c", s}, Executable: "/bin/sh", Dir: "/work/app", Secrets: secret})
+		if a.Understood && !mentions(a, "prints what it sends") {
+			t.Errorf("sh -c %q: no mark that the secret is printed:\n%s", s, dump(a))
+		}
+	}
+	for _, s := range []string{
+		`curl -fsS -H "Authorization: Bearer $GH_TOKEN" https://api.github.com/user`,
+		`curl -v https://example.com/health`,
+	} {
+		a := Analyze(Request{Argv: []string{"sh", "-c", s}, Executable: "/bin/sh", Dir: "/work/app", Secrets: secret})
+		if !a.Understood || mentions(a, "prints what it sends") {
+			t.Errorf("sh -c %q: not understood, or marked as printing a secret:\n%s", s, dump(a))
+		}
+	}
+}

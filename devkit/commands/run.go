@@ -792,6 +792,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	if len(c.named) > 0 && !net {
 		w.mark(SeverityExposes, line, true, "uses secret %s: %s", w.secretLabels(c.named), c.text)
 	}
+	if len(c.named) > 0 && m.eff.traces {
+		w.mark(SeverityExposes, line, true, "%s prints what it sends, secret %s included, to standard error or its trace file, where a terminal, a log or a CI job's output shows it: %s", name, w.secretLabels(c.named), c.text)
+	}
 	readsCode, includes, readsEnv := m.eff.readsCode, m.eff.includes, m.eff.readsEnv
 	if noConfig {
 		readsCode, includes, readsEnv = nil, nil, nil

@@ -67,6 +67,7 @@ type effects struct {
 	workdir                                                  bool     // the option's dir value is where the program works (git -C, make -C)
 	sendsFile                                                bool     // the option's file value is sent to the destination (wget --post-file, curl -T)
 	reformats                                                bool     // rewrites its file operands in place without changing what they do (gofmt -w)
+	traces                                                   bool     // prints what it sends, headers and credentials included (curl -v, --trace)
 	noStdinCode                                              bool     // no-stdin-code: this option gives the program its commands (psql -c)
 	readsEnv                                                 []string // variables that change what the program runs
 	stdinEnv                                                 []string // variables it reads when its program comes from standard input (interactive on a terminal)
@@ -99,6 +100,7 @@ func (e *effects) merge(o effects) {
 	e.workdir = e.workdir || o.workdir
 	e.sendsFile = e.sendsFile || o.sendsFile
 	e.reformats = e.reformats || o.reformats
+	e.traces = e.traces || o.traces
 	e.readsEnv = appendNew(e.readsEnv, o.readsEnv...)
 	e.stdinEnv = appendNew(e.stdinEnv, o.stdinEnv...)
 	e.skipsCode = appendNew(e.skipsCode, o.skipsCode...)
@@ -415,6 +417,8 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.sendsFile = true
 		case a == "reformats":
 			e.writes, e.reformats = true, true
+		case a == "traces":
+			e.traces = true
 		case hasVal && key == "skips-code":
 			files := strings.Split(val, ",")
 			if slices.Contains(files, "") {
@@ -692,7 +696,7 @@ func (p *tableParser) form(n *node, args []string) {
 // isEffectWord reports whether a word of a form line starts its effects.
 func isEffectWord(a string) bool {
 	switch a {
-	case "read-only", "irreversible", "writes", "extracts", "workdir", "sends-file", "reformats", "deletes", "net", "sends-stdin",
+	case "read-only", "irreversible", "writes", "extracts", "workdir", "sends-file", "reformats", "traces", "deletes", "net", "sends-stdin",
 		"runs", "reads-stdin", "env-dump", "loads", "no-argv", "as-argv", "module", "metadata", "no-stdin-code", "whole":
 		return true
 	}
