@@ -80,6 +80,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"chroot-dir":         checkChrootDir,
 	"port-forward":       checkPortForward,
 	"npm-config-key":     checkNpmConfigKey, // inert_config.go
+	"bundle-config-key":  checkBundleConfigKey,
 	"git-other-repo":     checkGitOtherRepo,
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,

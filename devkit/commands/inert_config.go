@@ -139,3 +139,28 @@ func inertNpmKey(key, value string) bool {
 	}
 	return !matchesAny(key, registryKeys) || knownRegistry(value)
 }
+
+// inertBundleKeys are the bundle config keys that run nothing and fetch
+// from nowhere new, from bundle-config(1)
+// (https://bundler.io/man/bundle-config.1.html): where gems are
+// installed, which groups, how many jobs, and switches of how strictly
+// the lockfile is kept. Absent on purpose: mirror.* (where gems, and so
+// the code they run, come from), local.* (a gem's code from a directory),
+// build.* (options given to a gem's native build), gemfile (which file is
+// evaluated as the Gemfile), auto_install, and every other key.
+var inertBundleKeys = []string{"path", "without", "with", "only", "jobs", "retry", "frozen", "deployment",
+	"clean", "cache_all", "no_prune", "silence_root_warning", "disable_shared_gems", "force_ruby_platform"}
+
+// checkBundleConfigKey: bundle config set KEY VALUE writes one key that
+// every later bundle reads: a key not known to run nothing decides what a
+// later bundle runs or where its gems come from.
+func checkBundleConfigKey(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	key := strings.ToLower(strings.TrimPrefix(in.Words[0], "BUNDLE_"))
+	if !slices.Contains(inertBundleKeys, key) {
+		return checkResult{Runs: true, Mark: "sets bundle's " + Literal(in.Words[0]) + ", which decides what a later bundle runs or where its gems come from"}
+	}
+	return checkResult{}
+}
