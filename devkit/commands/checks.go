@@ -66,6 +66,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"cmake-cache":        checkCMakeCache,
 	"go-ldflags":         checkGoLdflags,
 	"go-run-source":      checkGoRunSource, // checks_install.go
+	"go-install-source":  checkGoInstallSource,
 	"package-install":    checkPackageInstall,
 	"helm-chart":         checkHelmChart, // checks_install.go
 	"pip-project":        checkPipProject,

