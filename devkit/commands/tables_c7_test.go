@@ -91,3 +91,13 @@ func TestTablesC7More(t *testing.T) {
 		{name: "nix run", hostile: "nix run github:someone/tool", want: "the subcommand run is not one the device knows", benign: "nix flake check && nix build .#default"},
 	})
 }
+
+// A one-dash spelling of several letters that a gnu table lists (mvn
+// -ntp) is that flag, as the whole word; any other such word is still
+// read as a cluster of one-letter options.
+func TestOneDashFlagSpelling(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "mvn -ntp", hostile: "mvn -B -nsu verify", want: "the option -n is not one the device knows", benign: "mvn -B -ntp verify"},
+		{name: "versions:set", hostile: "mvn -B exec:exec", want: "not a form the device knows", benign: "mvn -B -ntp versions:set -DnewVersion=2.3.0 -DgenerateBackupPoms=false"},
+	})
+}
