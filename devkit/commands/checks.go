@@ -67,6 +67,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-ldflags":         checkGoLdflags,
 	"go-run-source":      checkGoRunSource, // checks_install.go
 	"go-install-source":  checkGoInstallSource,
+	"cosign-key":         checkCosignKey,
 	"package-install":    checkPackageInstall,
 	"helm-chart":         checkHelmChart, // checks_install.go
 	"pip-project":        checkPipProject,
@@ -533,6 +534,19 @@ func checkGoEnvWrite(in checkInput) checkResult {
 		}
 		if why := redirectVariable(name); why != "" {
 			return checkResult{Mark: "go env -w sets " + name + " for every later go command, " + why, Network: true}
+		}
+	}
+	return checkResult{}
+}
+
+// checkCosignKey: cosign's --key names a key file, or a key held by a
+// service (awskms://, gcpkms://, azurekms://, hashivault://, k8s://,
+// gitlab://, env://, pkcs11:), which cosign asks over the network with
+// that service's credentials: only a file is described.
+func checkCosignKey(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if strings.Contains(w, ":") {
+			return checkResult{NotUnderstood: "cosign --key " + Literal(w) + " names a key held by a service, which cosign reaches with that service's credentials"}
 		}
 	}
 	return checkResult{}

@@ -101,3 +101,14 @@ func TestOneDashFlagSpelling(t *testing.T) {
 		{name: "versions:set", hostile: "mvn -B exec:exec", want: "not a form the device knows", benign: "mvn -B -ntp versions:set -DnewVersion=2.3.0 -DgenerateBackupPoms=false"},
 	})
 }
+
+// cosign signs with a key file; a key held by a service is reached with
+// that service's credentials, and is not understood.
+func TestCosignKey(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a key in a KMS", hostile: "cosign sign --yes --key hashivault://evil.example/k ghcr.io/acme/api@sha256:abc",
+			want: "names a key held by a service", benign: "cosign verify --key cosign.pub ghcr.io/acme/api:1.4.0"},
+		{name: "imagetools create", hostile: "docker buildx imagetools create -t ghcr.io/acme/api:latest ghcr.io/acme/api:1.4.0",
+			want: "the subcommand create is not one the device knows", benign: "docker buildx imagetools inspect ghcr.io/acme/api:1.4.0 --raw"},
+	})
+}
