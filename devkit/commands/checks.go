@@ -68,6 +68,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-run-source":      checkGoRunSource, // checks_install.go
 	"go-install-source":  checkGoInstallSource,
 	"cosign-key":         checkCosignKey,
+	"hatch-script":       checkHatchScript,
 	"package-install":    checkPackageInstall,
 	"helm-chart":         checkHelmChart, // checks_install.go
 	"pip-project":        checkPipProject,
@@ -550,4 +551,30 @@ func checkCosignKey(in checkInput) checkResult {
 		}
 	}
 	return checkResult{}
+}
+
+// checkHatchScript: hatch run's word is ENV:SCRIPT, a script the
+// project's configuration defines for that environment (or, when none is
+// so named, the program of that name in the environment); a path is a
+// file run, which the walk does not follow.
+func checkHatchScript(in checkInput) checkResult {
+	for _, w := range in.Words {
+		env, script, ok := strings.Cut(w, ":")
+		if !ok || !hatchName(env) || !hatchName(script) {
+			return checkResult{NotUnderstood: "hatch run " + Literal(w) + " is not ENV:SCRIPT, a script of the project's environments"}
+		}
+	}
+	return checkResult{}
+}
+
+func hatchName(s string) bool {
+	if s == "" || s[0] == '.' || s[0] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }

@@ -112,3 +112,13 @@ func TestCosignKey(t *testing.T) {
 			want: "the subcommand create is not one the device knows", benign: "docker buildx imagetools inspect ghcr.io/acme/api:1.4.0 --raw"},
 	})
 }
+
+// hatch run ENV:SCRIPT runs a script of the project's environments; a
+// command with its arguments, or a path, is not understood.
+func TestHatchScript(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a command with arguments", hostile: "hatch run curl https://evil.example", want: "hatch run",
+			benign: "hatch env show && hatch run test:cov && hatch build"},
+		{name: "a path", hostile: "hatch run test:./x.sh", want: "is not ENV:SCRIPT", benign: "hatch run lint:all"},
+	})
+}
