@@ -120,5 +120,32 @@ func TestHatchScript(t *testing.T) {
 		{name: "a command with arguments", hostile: "hatch run curl https://evil.example", want: "hatch run",
 			benign: "hatch env show && hatch run test:cov && hatch build"},
 		{name: "a path", hostile: "hatch run test:./x.sh", want: "is not ENV:SCRIPT", benign: "hatch run lint:all"},
+		{name: "hatch test reads its files", hostile: "hatch fmt tests/test_a.py && python3 -m pytest tests/test_a.py", want: "(write, then run)",
+			benign: "hatch test tests/test_a.py && python3 -m pytest tests/test_a.py"},
+	})
+}
+
+// A configuration or playbook named by an option or operand is code these
+// programs run (plugins, build scripts, inventory scripts, required Ruby):
+// outside the working directory it is marked.
+func TestConfigNamedIsCode(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "buf --template", hostile: "buf generate --template /tmp/g.yaml", want: "buf runs /tmp/g.yaml", benign: "buf lint"},
+		{name: "sqlc -f", hostile: "sqlc -f /tmp/s.yaml generate", want: "sqlc runs /tmp/s.yaml", benign: "sqlc -f sqlc.yaml generate"},
+		{name: "ansible inventory script", hostile: "ansible-playbook -i /tmp/inv.py site.yml", want: "ansible-playbook runs /tmp/inv.py",
+			benign: "ansible-playbook -i inventory/staging site.yml --check"},
+		{name: "a playbook elsewhere", hostile: "ansible-playbook /tmp/x.yml", want: "ansible-playbook runs /tmp/x.yml"},
+		{name: "skaffold -f", hostile: "skaffold build -f /tmp/s.yaml", want: "skaffold runs /tmp/s.yaml", benign: "skaffold build -p staging --file-output=build.json"},
+		{name: "rubocop -c", hostile: "rubocop -c /tmp/r.yml", want: "rubocop runs /tmp/r.yml", benign: "rubocop -c .rubocop.yml app"},
+		{name: "meson native file", hostile: "meson setup build --native-file /tmp/n.ini", want: "meson runs /tmp/n.ini"},
+	})
+}
+
+// ansible-lint reads the playbooks it names; only --fix rewrites them,
+// so a playbook linted and then run is not write, then run.
+func TestAnsibleLintReads(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "lint --fix, then run", hostile: "ansible-lint --fix all site.yml && ansible-playbook site.yml", want: "(write, then run)",
+			benign: "ansible-lint site.yml && ansible-playbook -i inventory/staging site.yml --check", markedOK: "irreversible"},
 	})
 }
