@@ -69,6 +69,9 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-install-source":  checkGoInstallSource,
 	"cosign-key":         checkCosignKey,
 	"hatch-script":       checkHatchScript,
+	"cargo-git":          checkCargoGit,     // checks_install.go
+	"pip-config-key":     checkPipConfigKey, // inert_config.go
+	"yarn-config-key":    checkYarnConfigKey,
 	"package-install":    checkPackageInstall,
 	"helm-chart":         checkHelmChart, // checks_install.go
 	"pip-project":        checkPipProject,

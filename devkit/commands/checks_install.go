@@ -218,6 +218,18 @@ func checkGoInstallSource(in checkInput) checkResult {
 	return checkResult{Runs: true, Mark: "go install puts the program built from " + strings.Join(fetched, ", ") + ", fetched from the module proxy, in GOBIN (~/go/bin), where a later command by its name runs it"}
 }
 
+// checkCargoGit: cargo install --git URL builds the crate of that
+// repository, running its build scripts (build.rs) and procedural
+// macros, and installs the program in ~/.cargo/bin
+// (https://doc.rust-lang.org/cargo/commands/cargo-install.html).
+func checkCargoGit(in checkInput) checkResult {
+	for _, w := range in.Words {
+		h, _ := hostOfURL(w)
+		return checkResult{Runs: true, Mark: "cargo runs the build and install code of " + Literal(w) + " from " + cmpOr(h, "a host decided at run time") + ", fetched from the network"}
+	}
+	return checkResult{}
+}
+
 // checkGoLdflags: go build -ldflags passes its words to the linker
 // (https://pkg.go.dev/cmd/link). Stripping (-s, -w), setting a string
 // variable (-X importpath.name=value) and -buildid only shape the binary;

@@ -164,3 +164,49 @@ func checkBundleConfigKey(in checkInput) checkResult {
 	}
 	return checkResult{}
 }
+
+// inertPipKeys are the options of pip's configuration that run nothing and
+// fetch from nowhere new (https://pip.pypa.io/en/stable/topics/configuration/,
+// each the long name of a command-line option): how pip reports, retries
+// and caches. index-url, extra-index-url, find-links, trusted-host, cert,
+// proxy and every other key decide where later installs fetch packages,
+// and so whose build code runs.
+var inertPipKeys = []string{"timeout", "retries", "no-cache-dir", "disable-pip-version-check", "progress-bar",
+	"require-virtualenv", "no-warn-script-location", "quiet", "verbose", "no-input", "no-color"}
+
+// checkPipConfigKey: pip config set SECTION.KEY VALUE writes a key every
+// later pip reads.
+func checkPipConfigKey(in checkInput) checkResult {
+	if len(in.Words) == 0 || !slices.Contains(in.Argv, "set") {
+		return checkResult{}
+	}
+	_, key, ok := strings.Cut(in.Words[0], ".")
+	if !ok || !slices.Contains(inertPipKeys, key) {
+		return checkResult{Runs: true, Mark: "sets pip's " + Literal(in.Words[0]) + ", which decides where a later pip fetches packages, and so whose build code runs"}
+	}
+	return checkResult{}
+}
+
+// inertYarnKeys are yarn's settings that run nothing
+// (https://yarnpkg.com/configuration/yarnrc, and the classic yarn config):
+// how it reports and lays out node_modules. registry and
+// npmRegistryServer are inert only for a public registry; yarnPath (a
+// file yarn runs as itself), plugins, and every other key are marked.
+var inertYarnKeys = []string{"nodeLinker", "enableTelemetry", "enableGlobalCache", "enableProgressBars",
+	"enableImmutableInstalls", "enableColors", "save-exact", "save-prefix", "network-timeout"}
+
+// checkYarnConfigKey: yarn config set KEY VALUE writes a key every later
+// yarn reads.
+func checkYarnConfigKey(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	key, val := in.Words[0], ""
+	if len(in.Words) > 1 {
+		val = in.Words[1]
+	}
+	if (key == "registry" || key == "npmRegistryServer") && knownRegistry(val) || slices.Contains(inertYarnKeys, key) {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: "sets yarn's " + Literal(key) + ", which decides what a later yarn runs or where its packages come from"}
+}
