@@ -95,6 +95,10 @@ func checkCorpus(t *testing.T, file string, n int) {
 			for _, m := range a.Marks {
 				ok = ok || m.Severity >= want
 			}
+			// A destructive step (expect writes) is told by the class
+			// irreversible, which the verdict names and which is always
+			// asked of a person, whatever a policy, pin or grant says.
+			ok = ok || want <= SeverityWrites && a.Class == ClassIrreversible
 		}
 		if ok {
 			honest++
