@@ -363,6 +363,8 @@ var configFileVariables = map[string][2]string{
 	"GOENV":                       {"~/.config/go/env", ""},
 	"PSQLRC":                      {"~/.psqlrc", ""},
 	"GEMRC":                       {"~/.gemrc", ""},
+	"PIP_CONFIG_FILE":             {"~/.config/pip/pip.conf", ""},
+	"GRADLE_USER_HOME":            {"~/.gradle/init.d", "init.d"},
 }
 
 // relocatedConfig: the files the script's configuration variables put in

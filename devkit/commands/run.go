@@ -985,7 +985,17 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	// Files that run code: named in "whose code runs" and in the pin's
 	// list; written earlier in the same script, the command is not
 	// understood (write, then run).
-	codeFiles = append(codeFiles, w.relocatedConfig(m.eff.readsCode)...)
+	relocated := w.relocatedConfig(m.eff.readsCode)
+	codeFiles = append(codeFiles, relocated...)
+	// A configuration file the script put elsewhere than the home
+	// directory and the working directory (DOCKER_CONFIG=/tmp/d,
+	// KUBECONFIG=/tmp/kc) is not the user's nor the project's: what it
+	// names (credential helpers, exec plugins, mirrors) runs unseen.
+	for _, f := range relocated {
+		if !strings.HasPrefix(f, "~") && w.outsideWorkDir(f) {
+			w.mark(SeverityRunsUnseen, line, false, "%s reads %s in place of its own configuration, a file outside the working directory and the home directory, which can name programs it runs", name, w.display(f))
+		}
+	}
 	files := codeFiles
 	if !optCodeFile {
 		dir := m.workdir()

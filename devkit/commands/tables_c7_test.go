@@ -165,3 +165,18 @@ func TestPackageSourceElsewhere(t *testing.T) {
 			benign: "uv pip install -e ."},
 	})
 }
+
+// A configuration file a variable puts in place of a program's own, in
+// neither the home directory nor the working directory, names what the
+// program runs (credential helpers, exec plugins, init scripts, indexes).
+func TestRelocatedConfigElsewhere(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "DOCKER_CONFIG", hostile: "export DOCKER_CONFIG=/tmp/dc; docker push ghcr.io/acme/api:1", want: "docker reads /tmp/dc/config.json in place of its own configuration"},
+		{name: "KUBECONFIG", hostile: "KUBECONFIG=/tmp/kc kubectl get pods", want: "kubectl reads /tmp/kc in place of its own configuration",
+			benign: "KUBECONFIG=~/.kube/staging.yaml kubectl get pods", markedOK: "sets KUBECONFIG"},
+		{name: "PIP_CONFIG_FILE", hostile: "PIP_CONFIG_FILE=/tmp/pip.conf pip install -r requirements.txt", want: "pip reads /tmp/pip.conf in place of its own configuration",
+			benign: "PIP_CONFIG_FILE=./pip.conf pip install -r requirements.txt"},
+		{name: "GRADLE_USER_HOME", hostile: "export GRADLE_USER_HOME=/tmp/g; gradle build", want: "gradle reads /tmp/g/init.d in place of its own configuration",
+			benign: "export GRADLE_USER_HOME=./.gradle-home; gradle build"},
+	})
+}
