@@ -180,3 +180,16 @@ func TestRelocatedConfigElsewhere(t *testing.T) {
 			benign: "export GRADLE_USER_HOME=./.gradle-home; gradle build"},
 	})
 }
+
+// find DIR -delete deletes under DIR, and the {} of the command find
+// -exec runs is a file found under find's starting points: outside the
+// working directory, or decided at run time, a write there is marked.
+func TestFindDeletesUnderItsStart(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "-delete from /", hostile: "find / -name '*.log' -delete", want: "deletes outside the working directory: /", benign: "find . -name '*.pyc' -delete"},
+		{name: "-delete from a variable", hostile: "find \"$D\" -name '*.log' -delete", want: "deletes a path decided at run time", benign: "find build -type f -delete"},
+		{name: "-exec rm {} +", hostile: "find / -name x -exec rm {} +", want: "writes outside the working directory", benign: "find . -name x -exec rm {} +"},
+		{name: "-exec chmod {} ;", hostile: "find ~ -name '*.sh' -exec chmod +x {} \\;", want: "outside the working directory", benign: "find scripts -name '*.sh' -exec chmod +x {} \\;"},
+		{name: "-exec from a variable", hostile: "find \"$D\" -exec rm {} +", want: "a path decided at run time", benign: "find src -name '*.go' -exec gofmt -l {} +"},
+	})
+}
