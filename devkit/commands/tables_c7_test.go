@@ -193,3 +193,16 @@ func TestFindDeletesUnderItsStart(t *testing.T) {
 		{name: "-exec from a variable", hostile: "find \"$D\" -exec rm {} +", want: "a path decided at run time", benign: "find src -name '*.go' -exec gofmt -l {} +"},
 	})
 }
+
+// Removing a docker volume removes data no pull or build brings back:
+// irreversible, as docker push is.
+func TestDockerVolumeRemovalIrreversible(t *testing.T) {
+	for _, s := range []string{"docker system prune -af --volumes", "docker volume rm app_pgdata", "docker volume prune -f"} {
+		if a := testAnalyze([]string{"sh", "-c", s}); a.Class != ClassIrreversible {
+			t.Errorf("%s: class %s, want irreversible\n%s", s, a.Class, dump(a))
+		}
+	}
+	if a := testAnalyze([]string{"sh", "-c", "docker system prune -af"}); a.Class == ClassIrreversible {
+		t.Errorf("docker system prune -af (no volumes): class %s\n%s", a.Class, dump(a))
+	}
+}
