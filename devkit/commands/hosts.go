@@ -392,6 +392,27 @@ func (w *walker) relocatedConfig(readsCode []string) []string {
 	return out
 }
 
+// packageIndexVariable: a variable that names the Python package index
+// pip and uv install from (pip's PIP_<OPTION> for --index-url,
+// --extra-index-url and --find-links; uv's UV_INDEX_URL, UV_EXTRA_INDEX_URL,
+// UV_DEFAULT_INDEX, UV_INDEX, UV_FIND_LINKS): packages installed later
+// come from it, and their build code runs. PyPI itself is the default.
+func packageIndexVariable(name, value string, fixed bool) (string, bool) {
+	switch strings.ToUpper(name) {
+	case "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_FIND_LINKS":
+	default:
+		return "", false
+	}
+	if !fixed {
+		return "", true
+	}
+	h, _ := hostOfURL(value)
+	if strings.HasPrefix(value, "https://") && (strings.EqualFold(h, "pypi.org") || strings.EqualFold(h, "files.pythonhosted.org")) {
+		return "", false
+	}
+	return cmpOr(h, value), true
+}
+
 // redirectVariable says why setting a variable sends programs' requests,
 // and the credentials in them, somewhere else or to an unverified host.
 func redirectVariable(name string) string {
