@@ -291,3 +291,15 @@ func TestPackageIndexVariable(t *testing.T) {
 		t.Errorf("PyPI itself is marked:\n%s", dump(a))
 	}
 }
+
+// Options of the new tables that everyday use needs: zig build -D,
+// cosign's regexp identities, skaffold render (local digests build, and
+// are left out).
+func TestTablesC7Options(t *testing.T) {
+	checkTwins(t, []twin{
+		{name: "zig build -D", hostile: "echo x > build.zig && zig build -Doptimize=ReleaseFast", want: "(write, then run)", benign: "zig build -Doptimize=ReleaseFast"},
+		{name: "cosign regexp identity", hostile: "cosign verify --key hashivault://k x", want: "names a key held by a service",
+			benign: "cosign verify --certificate-identity-regexp 'https://github.com/acme/.*' --certificate-oidc-issuer https://token.actions.githubusercontent.com ghcr.io/acme/api:1"},
+		{name: "skaffold render", hostile: "skaffold render --digest-source=local", want: "digest-source", benign: "skaffold render -p staging -o out.yaml"},
+	})
+}
