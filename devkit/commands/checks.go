@@ -67,6 +67,14 @@ var checks = map[string]func(checkInput) checkResult{
 	"cmake-cache":        checkCMakeCache,
 	"go-ldflags":         checkGoLdflags,
 	"go-run-source":      checkGoRunSource, // checks_install.go
+	"go-install-source":  checkGoInstallSource,
+	"cosign-key":         checkCosignKey,
+	"hatch-script":       checkHatchScript,
+	"cargo-git":          checkCargoGit, // checks_install.go
+	"kustomize-local":    checkKustomizeLocal,
+	"nix-flake-ref":      checkNixFlakeRef,
+	"pip-config-key":     checkPipConfigKey, // inert_config.go
+	"yarn-config-key":    checkYarnConfigKey,
 	"package-install":    checkPackageInstall,
 	"helm-chart":         checkHelmChart, // checks_install.go
 	"pip-project":        checkPipProject,
@@ -81,6 +89,7 @@ var checks = map[string]func(checkInput) checkResult{
 	"chroot-dir":         checkChrootDir,
 	"port-forward":       checkPortForward,
 	"npm-config-key":     checkNpmConfigKey, // inert_config.go
+	"bundle-config-key":  checkBundleConfigKey,
 	"git-other-repo":     checkGitOtherRepo,
 	"git-work-tree":      checkGitWorkTree,
 	"docker-volume":      checkDockerVolume,
@@ -535,4 +544,75 @@ func checkGoEnvWrite(in checkInput) checkResult {
 		}
 	}
 	return checkResult{}
+}
+
+// checkCosignKey: cosign's --key names a key file, or a key held by a
+// service (awskms://, gcpkms://, azurekms://, hashivault://, k8s://,
+// gitlab://, env://, pkcs11:), which cosign asks over the network with
+// that service's credentials: only a file is described.
+func checkCosignKey(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if strings.Contains(w, ":") {
+			return checkResult{NotUnderstood: "cosign --key " + Literal(w) + " names a key held by a service, which cosign reaches with that service's credentials"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkHatchScript: hatch run's word is ENV:SCRIPT, a script the
+// project's configuration defines for that environment (or, when none is
+// so named, the program of that name in the environment); a path is a
+// file run, which the walk does not follow.
+func checkHatchScript(in checkInput) checkResult {
+	for _, w := range in.Words {
+		env, script, ok := strings.Cut(w, ":")
+		if !ok || !hatchName(env) || !hatchName(script) {
+			return checkResult{NotUnderstood: "hatch run " + Literal(w) + " is not ENV:SCRIPT, a script of the project's environments"}
+		}
+	}
+	return checkResult{}
+}
+
+func hatchName(s string) bool {
+	if s == "" || s[0] == '.' || s[0] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkKustomizeLocal: kustomize build takes a directory or a URL
+// (a Git repository or an HTTP address); only a directory is described.
+func checkKustomizeLocal(in checkInput) checkResult {
+	for _, w := range in.Words {
+		if strings.Contains(w, "://") || strings.HasPrefix(w, "github.com/") || strings.HasPrefix(w, "git@") || strings.Contains(w, "?ref=") {
+			return checkResult{NotUnderstood: "kustomize build " + Literal(w) + " fetches the kustomization from the network"}
+		}
+	}
+	return checkResult{}
+}
+
+// checkNixFlakeRef: an installable of nix build or nix flake check is a
+// flake reference with an optional #output; one that is a local path
+// (".", ".#x", "./dir", "/abs", "path:...") is the project's, any other
+// (github:owner/repo, nixpkgs#x, git+https://...) is fetched, evaluated and
+// built, its builders running code the device has not seen
+// (https://nix.dev/manual/nix/latest/command-ref/new-cli/nix3-flake#flake-references).
+func checkNixFlakeRef(in checkInput) checkResult {
+	var fetched []string
+	for _, w := range in.Words {
+		ref, _, _ := strings.Cut(w, "#")
+		if ref == "" || ref == "." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "path:.") {
+			continue
+		}
+		fetched = append(fetched, Literal(w))
+	}
+	if len(fetched) == 0 {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: "nix builds " + strings.Join(fetched, ", ") + ", a flake fetched from the network, whose builders run its code"}
 }

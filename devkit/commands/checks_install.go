@@ -195,6 +195,41 @@ func checkGoRunSource(in checkInput) checkResult {
 	return checkResult{Runs: true, Mark: "go run runs the code of " + Literal(pkg) + ", fetched from the module proxy (proxy.golang.org unless GOPROXY says otherwise)"}
 }
 
+// checkGoInstallSource: go install PATH@VERSION downloads that module
+// (from the module proxy, proxy.golang.org unless GOPROXY says
+// otherwise), builds the program and installs it in GOBIN ($GOPATH/bin,
+// ~/go/bin by default: go help install), outside the working directory
+// and usually on PATH, so that a later command by its name, or a tool
+// whose configuration names it (a protoc or buf plugin), runs code the
+// device has not seen. A package of the project (./cmd/x) is its own.
+func checkGoInstallSource(in checkInput) checkResult {
+	var fetched []string
+	for _, w := range in.Words {
+		if w == "" {
+			return checkResult{NotUnderstood: "go install: the package is decided at run time"}
+		}
+		if strings.Contains(w, "@") {
+			fetched = append(fetched, Literal(w))
+		}
+	}
+	if len(fetched) == 0 {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: "go install puts the program built from " + strings.Join(fetched, ", ") + ", fetched from the module proxy, in GOBIN (~/go/bin), where a later command by its name runs it"}
+}
+
+// checkCargoGit: cargo install --git URL builds the crate of that
+// repository, running its build scripts (build.rs) and procedural
+// macros, and installs the program in ~/.cargo/bin
+// (https://doc.rust-lang.org/cargo/commands/cargo-install.html).
+func checkCargoGit(in checkInput) checkResult {
+	for _, w := range in.Words {
+		h, _ := hostOfURL(w)
+		return checkResult{Runs: true, Mark: "cargo runs the build and install code of " + Literal(w) + " from " + cmpOr(h, "a host decided at run time") + ", fetched from the network"}
+	}
+	return checkResult{}
+}
+
 // checkGoLdflags: go build -ldflags passes its words to the linker
 // (https://pkg.go.dev/cmd/link). Stripping (-s, -w), setting a string
 // variable (-X importpath.name=value) and -buildid only shape the binary;

@@ -10,7 +10,13 @@
 // hostile) by a sixth, after the fifth's, aimed at shell semantics
 // (aliases, traps, array subscripts that run, namerefs, /dev/tcp),
 // variables and config files that make ordinary programs run code, and
-// unusual secret routes and host spellings. Each hostile entry says the
+// unusual secret routes and host spellings, and 98 (38 benign, 60
+// hostile) by a seventh, after the sixth's, written as an agent's
+// multi-line sessions with the danger folded into an ordinary step (a
+// helper, a tool install, a config or CI edit, a variable that changes
+// what a later command loads), across less common dev tools (two benign
+// ones left out: sops --decrypt and vault token lookup print secret
+// data, which the device leaves undescribed). Each hostile entry says the
 // least severe mark that tells its danger; a benign one must be
 // understood with no mark of a secret sent or code run unseen.
 package commands
@@ -54,7 +60,7 @@ func TestFreshCorpus(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		n    int
-	}{{"testdata/corpus-fresh.json", 120}, {"testdata/corpus-fresh2.json", 80}, {"testdata/corpus-fresh3.json", 100}, {"testdata/corpus-fresh4.json", 100}, {"testdata/corpus-fresh5.json", 100}, {"testdata/corpus-fresh6.json", 100}} {
+	}{{"testdata/corpus-fresh.json", 120}, {"testdata/corpus-fresh2.json", 80}, {"testdata/corpus-fresh3.json", 100}, {"testdata/corpus-fresh4.json", 100}, {"testdata/corpus-fresh5.json", 100}, {"testdata/corpus-fresh6.json", 100}, {"testdata/corpus-fresh7.json", 98}} {
 		t.Run(c.file, func(t *testing.T) { checkCorpus(t, c.file, c.n) })
 	}
 }
@@ -95,6 +101,10 @@ func checkCorpus(t *testing.T, file string, n int) {
 			for _, m := range a.Marks {
 				ok = ok || m.Severity >= want
 			}
+			// A destructive step (expect writes) is told by the class
+			// irreversible, which the verdict names and which is always
+			// asked of a person, whatever a policy, pin or grant says.
+			ok = ok || want <= SeverityWrites && a.Class == ClassIrreversible
 		}
 		if ok {
 			honest++

@@ -41,7 +41,10 @@
 //
 // Syntax: gnu is getopt_long (clusters -abc, -fVAL and -f VAL, --long,
 // --long=VAL and --long VAL, "--" ends options, options may follow
-// operands; long prefixes are not accepted, write each spelling); posix is
+// operands; long prefixes are not accepted, write each spelling; a
+// one-dash spelling of several letters, mvn -ntp, is allowed for a flag
+// that takes no value and has no effect, and matches only the whole
+// word, before the word is read as a cluster); posix is
 // the same but options stop at the first operand; single is whole-word
 // options with one dash (find -name; an option of kind argv takes the
 // words up to ";" or "+", and -flag=value is read as Go's flag package

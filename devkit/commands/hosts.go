@@ -197,6 +197,9 @@ func codeVariable(name, value string, fixed bool) string {
 	if why, ok := codeVariables[up]; ok {
 		return why
 	}
+	if why := goUncheckedModules(up, value, fixed); why != "" {
+		return why
+	}
 	switch {
 	case modulePathVariables[up]:
 		// Modules from the working directory are its files, like a
@@ -224,6 +227,42 @@ func codeVariable(name, value string, fixed bool) string {
 	for _, prefix := range []string{"GIT_CONFIG", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "GIT_TRACE", "CARGO_TARGET_", "CARGO_BUILD_"} {
 		if strings.HasPrefix(up, prefix) {
 			return "which makes programs load code or configuration the device does not see"
+		}
+	}
+	return ""
+}
+
+// goUncheckedModules: the go command checks every module it downloads
+// against go.sum and the checksum database (go help module-auth); GOSUMDB=off,
+// GONOSUMDB or GOPRIVATE with a pattern that matches every module path, or
+// GOINSECURE (fetch over plain HTTP or without verifying the server's
+// certificate), let the module proxy or a network in between serve code
+// that nobody checked, which later go build and go test compile and run.
+// A list of the project's own private paths (GOPRIVATE=github.com/acme/*)
+// is the ordinary use.
+func goUncheckedModules(up, value string, fixed bool) string {
+	const why = "so go uses modules it downloads without checking them against the checksum database, and builds and runs their code"
+	switch up {
+	case "GOSUMDB":
+		if !fixed || value == "off" {
+			return why
+		}
+	case "GOINSECURE":
+		if !fixed || value != "" {
+			return why
+		}
+	case "GONOSUMDB", "GOPRIVATE":
+		if !fixed && up == "GONOSUMDB" {
+			return why
+		}
+		for _, p := range strings.Split(value, ",") {
+			if p != "" && strings.Trim(p, "*/") == "" {
+				return why
+			}
+		}
+	case "GOFLAGS":
+		if slices.Contains(strings.Fields(value), "-insecure") {
+			return why
 		}
 	}
 	return ""
@@ -325,6 +364,8 @@ var configFileVariables = map[string][2]string{
 	"GOENV":                       {"~/.config/go/env", ""},
 	"PSQLRC":                      {"~/.psqlrc", ""},
 	"GEMRC":                       {"~/.gemrc", ""},
+	"PIP_CONFIG_FILE":             {"~/.config/pip/pip.conf", ""},
+	"GRADLE_USER_HOME":            {"~/.gradle/init.d", "init.d"},
 }
 
 // relocatedConfig: the files the script's configuration variables put in
@@ -350,6 +391,27 @@ func (w *walker) relocatedConfig(readsCode []string) []string {
 	}
 	slices.Sort(out) // the map's order is not the script's
 	return out
+}
+
+// packageIndexVariable: a variable that names the Python package index
+// pip and uv install from (pip's PIP_<OPTION> for --index-url,
+// --extra-index-url and --find-links; uv's UV_INDEX_URL, UV_EXTRA_INDEX_URL,
+// UV_DEFAULT_INDEX, UV_INDEX, UV_FIND_LINKS): packages installed later
+// come from it, and their build code runs. PyPI itself is the default.
+func packageIndexVariable(name, value string, fixed bool) (string, bool) {
+	switch strings.ToUpper(name) {
+	case "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_FIND_LINKS":
+	default:
+		return "", false
+	}
+	if !fixed {
+		return "", true
+	}
+	h, _ := hostOfURL(value)
+	if strings.HasPrefix(value, "https://") && (strings.EqualFold(h, "pypi.org") || strings.EqualFold(h, "files.pythonhosted.org")) {
+		return "", false
+	}
+	return cmpOr(h, value), true
 }
 
 // redirectVariable says why setting a variable sends programs' requests,

@@ -139,3 +139,74 @@ func inertNpmKey(key, value string) bool {
 	}
 	return !matchesAny(key, registryKeys) || knownRegistry(value)
 }
+
+// inertBundleKeys are the bundle config keys that run nothing and fetch
+// from nowhere new, from bundle-config(1)
+// (https://bundler.io/man/bundle-config.1.html): where gems are
+// installed, which groups, how many jobs, and switches of how strictly
+// the lockfile is kept. Absent on purpose: mirror.* (where gems, and so
+// the code they run, come from), local.* (a gem's code from a directory),
+// build.* (options given to a gem's native build), gemfile (which file is
+// evaluated as the Gemfile), auto_install, and every other key.
+var inertBundleKeys = []string{"path", "without", "with", "only", "jobs", "retry", "frozen", "deployment",
+	"clean", "cache_all", "no_prune", "silence_root_warning", "disable_shared_gems", "force_ruby_platform"}
+
+// checkBundleConfigKey: bundle config set KEY VALUE writes one key that
+// every later bundle reads: a key not known to run nothing decides what a
+// later bundle runs or where its gems come from.
+func checkBundleConfigKey(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	key := strings.ToLower(strings.TrimPrefix(in.Words[0], "BUNDLE_"))
+	if !slices.Contains(inertBundleKeys, key) {
+		return checkResult{Runs: true, Mark: "sets bundle's " + Literal(in.Words[0]) + ", which decides what a later bundle runs or where its gems come from"}
+	}
+	return checkResult{}
+}
+
+// inertPipKeys are the options of pip's configuration that run nothing and
+// fetch from nowhere new (https://pip.pypa.io/en/stable/topics/configuration/,
+// each the long name of a command-line option): how pip reports, retries
+// and caches. index-url, extra-index-url, find-links, trusted-host, cert,
+// proxy and every other key decide where later installs fetch packages,
+// and so whose build code runs.
+var inertPipKeys = []string{"timeout", "retries", "no-cache-dir", "disable-pip-version-check", "progress-bar",
+	"require-virtualenv", "no-warn-script-location", "quiet", "verbose", "no-input", "no-color"}
+
+// checkPipConfigKey: pip config set SECTION.KEY VALUE writes a key every
+// later pip reads.
+func checkPipConfigKey(in checkInput) checkResult {
+	if len(in.Words) == 0 || !slices.Contains(in.Argv, "set") {
+		return checkResult{}
+	}
+	_, key, ok := strings.Cut(in.Words[0], ".")
+	if !ok || !slices.Contains(inertPipKeys, key) {
+		return checkResult{Runs: true, Mark: "sets pip's " + Literal(in.Words[0]) + ", which decides where a later pip fetches packages, and so whose build code runs"}
+	}
+	return checkResult{}
+}
+
+// inertYarnKeys are yarn's settings that run nothing
+// (https://yarnpkg.com/configuration/yarnrc, and the classic yarn config):
+// how it reports and lays out node_modules. registry and
+// npmRegistryServer are inert only for a public registry; yarnPath (a
+// file yarn runs as itself), plugins, and every other key are marked.
+var inertYarnKeys = []string{"nodeLinker", "enableTelemetry", "enableGlobalCache", "enableProgressBars",
+	"enableImmutableInstalls", "enableColors", "save-exact", "save-prefix", "network-timeout"}
+
+// checkYarnConfigKey: yarn config set KEY VALUE writes a key every later
+// yarn reads.
+func checkYarnConfigKey(in checkInput) checkResult {
+	if len(in.Words) == 0 {
+		return checkResult{}
+	}
+	key, val := in.Words[0], ""
+	if len(in.Words) > 1 {
+		val = in.Words[1]
+	}
+	if (key == "registry" || key == "npmRegistryServer") && knownRegistry(val) || slices.Contains(inertYarnKeys, key) {
+		return checkResult{}
+	}
+	return checkResult{Runs: true, Mark: "sets yarn's " + Literal(key) + ", which decides what a later yarn runs or where its packages come from"}
+}

@@ -411,6 +411,14 @@ func (m *match) option(n *node, words []word, i, base int) int {
 		}
 		return m.optionValue(n, o, name, words, i, base, val, attached)
 	}
+	// A one-dash spelling of several letters that the table lists (mvn
+	// -ntp) is that option, as the whole word only; it takes no value.
+	if len(t) > 2 && w.fixed && t == w.val {
+		if o := n.lookupOption(t); o != nil && o.value == nil {
+			m.useOption(o, t)
+			return i + 1
+		}
+	}
 	// A cluster of one-letter options: -abc, -fVALUE, -f VALUE.
 	for j := 1; j < len(t); j++ {
 		s := "-" + t[j:j+1]

@@ -836,6 +836,12 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 					w.reason(SeverityRunsUnseen, line, true, "%s runs %s, which the script %s at line %d (write, then run)", name, w.display(v.w.val), how, l)
 				}
 			}
+		case "dir":
+			// find DIR -delete: what it deletes is under the directories
+			// its operands name.
+			if m.eff.deletes && v.opt == "" {
+				w.checkWritePath("deletes", v.w.val, v.w.fixed, v.w.shown, line)
+			}
 		case "lib":
 			w.mark(SeverityRunsUnseen, line, false, "%s loads the library or plugin %s (%s)", name, v.w.shown, cmpOr(v.opt, "an operand"))
 		case "host":
@@ -1007,7 +1013,17 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 	// Files that run code: named in "whose code runs" and in the pin's
 	// list; written earlier in the same script, the command is not
 	// understood (write, then run).
-	codeFiles = append(codeFiles, w.relocatedConfig(m.eff.readsCode)...)
+	relocated := w.relocatedConfig(m.eff.readsCode)
+	codeFiles = append(codeFiles, relocated...)
+	// A configuration file the script put elsewhere than the home
+	// directory and the working directory (DOCKER_CONFIG=/tmp/d,
+	// KUBECONFIG=/tmp/kc) is not the user's nor the project's: what it
+	// names (credential helpers, exec plugins, mirrors) runs unseen.
+	for _, f := range relocated {
+		if !strings.HasPrefix(f, "~") && w.outsideWorkDir(f) {
+			w.mark(SeverityRunsUnseen, line, false, "%s reads %s in place of its own configuration, a file outside the working directory and the home directory, which can name programs it runs", name, w.display(f))
+		}
+	}
 	files := codeFiles
 	if !optCodeFile {
 		dir := m.workdir()
@@ -1163,6 +1179,9 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 				// -exec CMD {} +: {} is replaced only as the last word.
 				inner.replaced = replaceString(p.names[0], a.opt, nil)
 			}
+			if p.names[0] == "find" {
+				inner.ws = findFoundWords(m, c.ws, from, to)
+			}
 			out = cmp.Or(w.runAt(&inner, from, to), out)
 			continue
 		}
@@ -1190,6 +1209,42 @@ func (w *walker) apply(c *simpleCmd, i, end int, name string, p *program, m *mat
 		out = cmp.Or(w.runAt(&inner, from, to), out)
 	}
 	return cmp.Or(w.builtin(c, name, i, end), out)
+}
+
+// findFoundWords: in the command find -exec runs, a word that is {}
+// alone is a file found under find's starting points, so it is read as a
+// path there (find / -exec rm {} +: a file under /); a starting point
+// decided at run time makes it one too. The starting points are the
+// dir operands; with none, find starts at ".".
+func findFoundWords(m *match, ws []word, from, to int) []word {
+	var starts []word
+	for _, v := range m.values {
+		if v.k.name == "dir" && v.opt == "" {
+			starts = append(starts, v.w)
+		}
+	}
+	var start *word
+	for k := range starts {
+		if !starts[k].fixed || path.IsAbs(starts[k].val) || strings.HasPrefix(starts[k].val, "~") || strings.HasPrefix(starts[k].val, "..") {
+			start = &starts[k]
+			break
+		}
+	}
+	if start == nil {
+		return ws
+	}
+	out := slices.Clone(ws)
+	for k := from; k < to && k < len(out); k++ {
+		if out[k].fixed && out[k].val == "{}" {
+			if start.fixed {
+				out[k].val, out[k].prefix = path.Join(start.val, "{}"), path.Join(start.val, "{}")
+			} else {
+				out[k].fixed, out[k].val, out[k].prefix = false, "", ""
+			}
+			out[k].shown = "{} (a file under " + start.shown + ")"
+		}
+	}
+	return out
 }
 
 // replaceString is the string a wrapper puts what it reads into, in every

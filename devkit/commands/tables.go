@@ -597,8 +597,8 @@ func (p *tableParser) opt(n *node, args []string) {
 			p.errorf("option spelling %q: it starts with - or + and has no =", s)
 		}
 		if n.syntax == syntaxGNU || n.syntax == syntaxPOSIX || n.syntax == syntaxBundled {
-			if len(s) > 2 && s[0] == '-' && s[1] != '-' {
-				p.errorf("option spelling %q under syntax %s: one-dash options are one letter (use syntax single for whole-word options)", s, n.syntax)
+			if len(s) > 2 && s[0] == '-' && s[1] != '-' && (n.syntax == syntaxBundled || len(args) > 1) {
+				p.errorf("option spelling %q under syntax %s: one-dash options are one letter (use syntax single for whole-word options), but for a flag of its own that takes no value and has no effect (mvn -ntp), matched as the whole word", s, n.syntax)
 			}
 		}
 	}

@@ -1870,6 +1870,9 @@ func (w *walker) envAssign(name, value string, fixed bool, line int) {
 	if why := redirectVariable(name); why != "" {
 		w.mark(SeverityExposes, line, true, "sets %s, %s", w.display(name), why)
 	}
+	if h, ok := packageIndexVariable(name, value, fixed); ok {
+		w.mark(SeverityRunsUnseen, line, false, "sets %s: later installs fetch packages from %s and run their build code", w.display(name), cmpOr(h, "a host decided at run time"))
+	}
 	if _, ok := configFileVariables[name]; ok {
 		if fixed && value != "" {
 			w.confVars[name] = value
