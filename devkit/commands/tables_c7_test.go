@@ -188,7 +188,7 @@ func TestFindDeletesUnderItsStart(t *testing.T) {
 	checkTwins(t, []twin{
 		{name: "-delete from /", hostile: "find / -name '*.log' -delete", want: "deletes outside the working directory: /", benign: "find . -name '*.pyc' -delete"},
 		{name: "-delete from a variable", hostile: "find \"$D\" -name '*.log' -delete", want: "deletes a path decided at run time", benign: "find build -type f -delete"},
-		{name: "-exec rm {} +", hostile: "find / -name x -exec rm {} +", want: "writes outside the working directory", benign: "find . -name x -exec rm {} +"},
+		{name: "-exec rm {} +", hostile: "find / -name x -exec rm {} +", want: "deletes outside the working directory", benign: "find . -name x -exec rm {} +"},
 		{name: "-exec chmod {} ;", hostile: "find ~ -name '*.sh' -exec chmod +x {} \\;", want: "outside the working directory", benign: "find scripts -name '*.sh' -exec chmod +x {} \\;"},
 		{name: "-exec from a variable", hostile: "find \"$D\" -exec rm {} +", want: "a path decided at run time", benign: "find src -name '*.go' -exec gofmt -l {} +"},
 	})
