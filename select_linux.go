@@ -456,11 +456,8 @@ func ownProcfs() bool {
 func probeStop(pid int, marker string) (r probeOutcome, stopped bool) {
 	start := time.Now()
 	for {
-		var ws unix.WaitStatus
-		got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		ws, got, err := waitNoHang(pid)
 		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
 		case err != nil:
 			return probeOutcome{why: fmt.Sprintf("waiting for the child failed (%v)", err)}, !errors.Is(err, unix.ECHILD)
 		case got == pid && !ws.Stopped():
@@ -544,6 +541,17 @@ func setIDProgram(path string) bool {
 	return err == nil
 }
 
+// waitNoHang is wait4(pid, WNOHANG), taken again when a signal
+// interrupts it: got is 0 while the child has nothing to report.
+func waitNoHang(pid int) (ws unix.WaitStatus, got int, err error) {
+	for {
+		got, err = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return ws, got, err
+		}
+	}
+}
+
 // endProbe kills the stopped child and reaps it within probeBound. A child
 // that cannot be reaped stops the run: the command, which replaces this
 // process, would inherit it as a child of its own.
@@ -551,11 +559,8 @@ func endProbe(pid int) error {
 	unix.Kill(pid, unix.SIGKILL)
 	start := time.Now()
 	for {
-		var ws unix.WaitStatus
-		got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		_, got, err := waitNoHang(pid)
 		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
 		case err != nil || got == pid:
 			return nil
 		case time.Since(start) > probeBound:

@@ -12,7 +12,6 @@
 package commands
 
 import (
-	"fmt"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -109,17 +108,7 @@ func (w *walker) forwardCall(c *simpleCmd, name string, body *syntax.Stmt, i, en
 		w.reason(SeverityRunsUnseen, c.line, false, "the function %s runs the words it is called with (\"$@\"), and the device cannot follow this call's words: %s", w.display(name), c.text)
 		return
 	}
-	saved := map[string]bool{}
-	for _, p := range []string{"*", "@", "1", "2", "3", "4", "5", "6", "7", "8", "9"} {
-		saved[p] = w.secretVars[p]
-	}
-	for k := i + 1; k < end; k++ {
-		if c.taints[k] != "" {
-			w.taintVar(fmt.Sprint(k-i), c.taints[k])
-			w.taintVar("*", c.taints[k])
-			w.taintVar("@", c.taints[k])
-		}
-	}
+	defer w.callArguments(c, i, end)()
 	savedAt, savedSet, savedDef := w.atWords, w.atSet, w.fwdDef
 	w.atWords, w.atSet, w.fwdDef = c.words[i+1:end], true, 0
 	w.inFunc[name] = true
@@ -129,7 +118,4 @@ func (w *walker) forwardCall(c *simpleCmd, name string, body *syntax.Stmt, i, en
 	w.lineHere = savedLine
 	delete(w.inFunc, name)
 	w.atWords, w.atSet, w.fwdDef = savedAt, savedSet, savedDef
-	for p, v := range saved {
-		w.secretVars[p] = v
-	}
 }

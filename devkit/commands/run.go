@@ -494,6 +494,21 @@ func (w *walker) functionCall(c *simpleCmd, name string, body *syntax.Stmt, i, e
 	savedSet := w.atSet
 	w.atSet = false
 	defer func() { w.atSet = savedSet }()
+	defer w.callArguments(c, i, end)()
+	w.inFunc[name] = true
+	w.silent++
+	savedLine := w.lineHere
+	w.lineHere = c.line
+	w.stmt(body, c.depth+1, "", c.in)
+	w.lineHere = savedLine
+	w.silent--
+	delete(w.inFunc, name)
+}
+
+// callArguments makes a function call's words its positional parameters
+// for the walk of its body: a word carrying secret data makes $N, $* and
+// $@ carry it. The returned function puts the caller's back.
+func (w *walker) callArguments(c *simpleCmd, i, end int) (restore func()) {
 	saved := map[string]bool{}
 	for _, p := range []string{"*", "@", "1", "2", "3", "4", "5", "6", "7", "8", "9"} {
 		saved[p] = w.secretVars[p]
@@ -505,16 +520,10 @@ func (w *walker) functionCall(c *simpleCmd, name string, body *syntax.Stmt, i, e
 			w.taintVar("@", c.taints[k])
 		}
 	}
-	w.inFunc[name] = true
-	w.silent++
-	savedLine := w.lineHere
-	w.lineHere = c.line
-	w.stmt(body, c.depth+1, "", c.in)
-	w.lineHere = savedLine
-	w.silent--
-	delete(w.inFunc, name)
-	for p, v := range saved {
-		w.secretVars[p] = v
+	return func() {
+		for p, v := range saved {
+			w.secretVars[p] = v
+		}
 	}
 }
 
