@@ -420,35 +420,13 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 		case a == "traces":
 			e.traces = true
 		case hasVal && key == "skips-code":
-			files := strings.Split(val, ",")
-			if slices.Contains(files, "") {
-				p.errorf("skips-code needs file names separated by commas")
-			}
-			e.skipsCode = appendNew(e.skipsCode, files...)
+			e.skipsCode = appendNew(e.skipsCode, p.names(key, val)...)
 		case hasVal && key == "skips-env":
-			vars := strings.Split(val, ",")
-			for _, v := range vars {
-				if !isVarName(strings.TrimSuffix(v, "*")) {
-					p.errorf("skips-env: %q is not a variable name", v)
-				}
-			}
-			e.skipsEnv = appendNew(e.skipsEnv, vars...)
+			e.skipsEnv = appendNew(e.skipsEnv, p.varNames(key, val, true)...)
 		case hasVal && key == "stdin-env":
-			vars := strings.Split(val, ",")
-			for _, v := range vars {
-				if !isVarName(v) {
-					p.errorf("stdin-env: %q is not a variable name", v)
-				}
-			}
-			e.stdinEnv = appendNew(e.stdinEnv, vars...)
+			e.stdinEnv = appendNew(e.stdinEnv, p.varNames(key, val, false)...)
 		case hasVal && key == "reads-env":
-			vars := strings.Split(val, ",")
-			for _, v := range vars {
-				if !isVarName(strings.TrimSuffix(v, "*")) {
-					p.errorf("reads-env: %q is not a variable name (a trailing * names a prefix)", v)
-				}
-			}
-			e.readsEnv = appendNew(e.readsEnv, vars...)
+			e.readsEnv = appendNew(e.readsEnv, p.varNames(key, val, true)...)
 		case a == "deletes":
 			e.deletes = true
 		case a == "net":
@@ -475,32 +453,14 @@ func (p *tableParser) effects(args []string, wholeAllowed bool) (e effects, rest
 			e.noStdinCode = true
 		case a == "whole" && wholeAllowed:
 		case hasVal && key == "reads-code":
-			files := strings.Split(val, ",")
-			if slices.Contains(files, "") {
-				p.errorf("reads-code needs file names separated by commas")
-			}
-			e.readsCode = appendNew(e.readsCode, files...)
+			e.readsCode = appendNew(e.readsCode, p.names(key, val)...)
 		case hasVal && key == "includes":
-			dirs := strings.Split(val, ",")
-			if slices.Contains(dirs, "") {
-				p.errorf("includes needs the directives separated by commas")
-			}
-			e.includes = appendNew(e.includes, dirs...)
+			e.includes = appendNew(e.includes, p.names(key, val)...)
 		case hasVal && key == "for-secret":
-			vars := strings.Split(val, ",")
-			for _, v := range vars {
-				if !isVarName(v) {
-					p.errorf("for-secret: %q is not a variable name", v)
-				}
-			}
-			e.forSecret = appendNew(e.forSecret, vars...)
+			e.forSecret = appendNew(e.forSecret, p.varNames(key, val, false)...)
 		case hasVal && key == "writes":
-			files := strings.Split(val, ",")
-			if slices.Contains(files, "") {
-				p.errorf("writes= needs file names separated by commas")
-			}
 			e.writes = true
-			e.writesFiles = appendNew(e.writesFiles, files...)
+			e.writesFiles = appendNew(e.writesFiles, p.names(key, val)...)
 		case hasVal && key == "stdin-code":
 			if val == "" || strings.ContainsAny(val, ",:") {
 				p.errorf("stdin-code needs one language: stdin-code=python")
@@ -694,6 +654,33 @@ func (p *tableParser) form(n *node, args []string) {
 }
 
 // isEffectWord reports whether a word of a form line starts its effects.
+// names splits an effect's comma-separated list of file names or
+// directives (reads-code=, includes=, writes=, skips-code=); an empty item
+// is an error.
+func (p *tableParser) names(key, val string) []string {
+	items := strings.Split(val, ",")
+	if slices.Contains(items, "") {
+		p.errorf("%s= needs its items separated by commas, none empty", key)
+	}
+	return items
+}
+
+// varNames splits an effect's comma-separated list of variable names
+// (reads-env=, skips-env=, stdin-env=, for-secret=); where prefix is true,
+// a trailing * names every variable with that prefix.
+func (p *tableParser) varNames(key, val string, prefix bool) []string {
+	items := strings.Split(val, ",")
+	for _, v := range items {
+		if prefix {
+			v = strings.TrimSuffix(v, "*")
+		}
+		if !isVarName(v) {
+			p.errorf("%s=: %q is not a variable name", key, v)
+		}
+	}
+	return items
+}
+
 func isEffectWord(a string) bool {
 	switch a {
 	case "read-only", "irreversible", "writes", "extracts", "workdir", "sends-file", "reformats", "traces", "deletes", "net", "sends-stdin",
